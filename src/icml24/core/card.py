@@ -1,0 +1,39 @@
+"""The paper card: bibliographic facts about a paper, importable without numpy or torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class PaperCard:
+    """Who wrote the paper, where it is, and what it is about.
+
+    Attributes:
+        slug: the package name under ``icml24.papers`` (e.g. ``"moe_gating"``).
+        number: the paper's position in ``seeds/icml2024_abstracts.txt`` (1-19).
+        title: the paper's title.
+        authors: author names in paper order.
+        arxiv: arXiv identifier, if any.
+        official_code: URL of the authors' code, if any.
+        tags: a few topic words.
+        summary: one or two sentences on the claim, for the report's index.
+    """
+
+    slug: str
+    number: int
+    title: str
+    authors: tuple[str, ...]
+    arxiv: str | None = None
+    official_code: str | None = None
+    tags: tuple[str, ...] = field(default_factory=tuple)
+    summary: str = ""
+
+    @property
+    def url(self) -> str | None:
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None
+
+    @property
+    def short_authors(self) -> str:
+        return self.authors[0] + (" et al." if len(self.authors) > 2 else
+                                  (f" and {self.authors[1]}" if len(self.authors) == 2 else ""))

@@ -1,0 +1,228 @@
+"""Executable claims: what a paper says, how we measure it, and the verdict at each preset.
+
+A :class:`Claim` names the paper's words, where they appear, the metric(s) it reads from a run, the
+statistic, and a pass :class:`Band` per preset. :func:`evaluate` computes the measured number with
+its CI over seeds first, and only then the verdict:
+
+* ``pass``  - the statistic lies in the preset's band;
+* ``fail``  - it does not, or the measured number is NaN / a seed diverged;
+* ``not checkable`` - the preset has no band (too small to test this claim), a metric the claim
+  needs is absent from the run (e.g. data not present), or a CI needs more seeds than were run.
+
+Kinds (all CIs are over seeds, see :mod:`icml24.core.stats`):
+
+============  ==========================================================================
+order         paired difference ``metric - against`` per seed; CI inside band (``Band(lo=0)``: a > b)
+slope         log-log slope of curve ``metric`` against curve ``against``; CI inside band
+within        mean of a scalar ``metric``; CI inside band (e.g. an error below a bound)
+constraint    every seed's ``metric`` inside band; the worst seed is the value
+equiv         paired difference ``metric - against``; CI inside a band around 0 (equivalence)
+convergence   last point of curve ``metric``; CI inside band and tail drift <= ``band.tol``
+============  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
+
+if TYPE_CHECKING:
+    from icml24.core.results import RunResult
+
+Kind = Literal["order", "slope", "within", "constraint", "equiv", "convergence"]
+KINDS: tuple[str, ...] = ("order", "slope", "within", "constraint", "equiv", "convergence")
+
+
+class Verdict(str, Enum):
+    """The outcome of a claim at one preset."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_CHECKABLE = "not checkable"
+
+
+@dataclass(frozen=True)
+class Band:
+    """The region a statistic must lie in to pass: ``lo <= CI low`` and ``CI high <= hi``.
+
+    ``tol`` bounds the tail drift of a convergence curve (other kinds ignore it).
+
+    >>> Band(hi=-0.3).contains(-0.6, -0.4)
+    True
+    >>> Band(lo=0).describe()
+    'CI > 0'
+    """
+
+    lo: float = -math.inf
+    hi: float = math.inf
+    tol: float = math.inf
+
+    def contains(self, low: float, high: float) -> bool:
+        return bool(self.lo <= low and high <= self.hi)
+
+    def describe(self) -> str:
+        parts = []
+        if self.lo > -math.inf and self.hi < math.inf:
+            parts.append(f"CI within [{self.lo:g}, {self.hi:g}]")
+        elif self.lo > -math.inf:
+            parts.append(f"CI > {self.lo:g}")
+        elif self.hi < math.inf:
+            parts.append(f"CI < {self.hi:g}")
+        if self.tol < math.inf:
+            parts.append(f"tail drift <= {self.tol:g}")
+        return ", ".join(parts) or "any value"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, made executable.
+
+    Attributes:
+        id: short stable identifier, e.g. ``"C1"``.
+        statement: the paper's claim in its own words (or a faithful paraphrase, marked as such).
+        where: where in the paper (section, theorem, figure, table).
+        kind: one of :data:`KINDS`.
+        metric: the metric (scalar per seed) or curve (per seed) the claim reads.
+        against: the second metric for order/equiv, or the x-curve for slope; else None.
+        statistic: how the number is computed, in words.
+        bands: pass band per preset name; a preset without a band is "not checkable" there.
+        paper_value: the number the paper prints, if it prints one.
+        note: anything a reader must know to interpret the verdict (e.g. why a preset is unchecked).
+    """
+
+    id: str
+    statement: str
+    where: str
+    kind: Kind
+    metric: str
+    against: str | None = None
+    statistic: str = ""
+    bands: Mapping[str, Band] = field(default_factory=dict)
+    paper_value: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: unknown kind {self.kind!r}; use one of {KINDS}")
+        if self.kind in ("order", "slope", "equiv") and not self.against:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} needs `against`")
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Names of the metrics/curves this claim reads from a run."""
+        return (self.metric,) + ((self.against,) if self.against else ())
+
+    @property
+    def reads_curves(self) -> bool:
+        return self.kind in ("slope", "convergence")
+
+
+@dataclass
+class ClaimResult:
+    """A measured claim: the number with its CI, then the verdict and why."""
+
+    claim_id: str
+    kind: str
+    preset: str
+    verdict: Verdict
+    value: float
+    low: float
+    high: float
+    n_seeds: int
+    band: str
+    detail: str
+    statement: str = ""
+    where: str = ""
+    paper_value: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["verdict"] = self.verdict.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ClaimResult":
+        d = dict(d)
+        d["verdict"] = Verdict(d["verdict"])
+        for key in ("value", "low", "high"):
+            d[key] = math.nan if d.get(key) is None else float(d[key])
+        return cls(**d)
+
+
+def _nan(x: float) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
+    """Measure ``claim`` on ``result`` and give its verdict at ``preset`` (see module docstring)."""
+    import numpy as np
+
+    from icml24.core import stats
+
+    band = claim.bands.get(preset)
+    band_text = band.describe() if band else "-"
+    if claim.kind == "constraint":
+        band_text = band_text.replace("CI", "every seed")
+
+    def out(verdict: Verdict, value=math.nan, low=math.nan, high=math.nan, n=0, detail="") -> ClaimResult:
+        return ClaimResult(claim.id, claim.kind, preset, verdict, float(value), float(low), float(high),
+                           int(n), band_text, detail, claim.statement, claim.where, claim.paper_value)
+
+    have = result.curve_names() if claim.reads_curves else result.metric_names()
+    missing = [m for m in claim.needs if m not in have]
+    if missing:
+        return out(Verdict.NOT_CHECKABLE, detail=f"run has no {', '.join(missing)}")
+
+    drift = math.nan
+    if claim.kind in ("order", "equiv"):
+        diff = result.metric(claim.metric) - result.metric(claim.against)
+        est = stats.mean_ci(diff)
+        value, low, high, n = est
+    elif claim.kind == "within":
+        value, low, high, n = stats.mean_ci(result.metric(claim.metric))
+    elif claim.kind == "slope":
+        xs = result.curve(claim.against)  # (S, P)
+        ys = result.curve(claim.metric)
+        if xs.size and not np.allclose(xs, xs[:1], equal_nan=True):
+            return out(Verdict.FAIL, detail="seeds disagree on the x grid of the slope")
+        value, low, high, n = stats.slope_over_seeds(xs[0], ys)
+    elif claim.kind == "constraint":
+        vals = result.metric(claim.metric)
+        n = vals.size
+        if n == 0 or not np.all(np.isfinite(vals)):
+            return out(Verdict.FAIL, n=n, detail="measured value is NaN or missing")
+        low, high = float(vals.min()), float(vals.max())
+        b = band or Band()
+        worst = high if b.hi < math.inf else low
+        value = worst
+        if band is None:
+            return out(Verdict.NOT_CHECKABLE, value, low, high, n, f"no band at preset {preset!r}")
+        ok = b.contains(low, high)
+        return out(Verdict.PASS if ok else Verdict.FAIL, value, low, high, n,
+                   f"worst seed {worst:.4g}; all {n} seeds {'inside' if ok else 'NOT all inside'} band")
+    else:  # convergence
+        ys = result.curve(claim.metric)  # (S, P)
+        value, low, high, n = stats.mean_ci(ys[:, -1])
+        w = max(1, ys.shape[1] // 4)
+        drift = float(np.mean(np.abs(ys[:, -1] - ys[:, -1 - w]))) if ys.shape[1] > w else math.nan
+
+    if _nan(value):
+        return out(Verdict.FAIL, value, low, high, n, "measured value is NaN (a seed diverged or is missing)")
+    if band is None:
+        return out(Verdict.NOT_CHECKABLE, value, low, high, n,
+                   claim.note or f"no pass band at preset {preset!r}: too small to test this claim")
+    if _nan(low) or _nan(high):
+        return out(Verdict.NOT_CHECKABLE, value, low, high, n, f"a CI needs at least 2 seeds, got {n}")
+    ok = band.contains(low, high)
+    detail = f"{n} seeds"
+    if claim.kind == "convergence":
+        ok = ok and (drift <= band.tol if not _nan(drift) else band.tol == math.inf)
+        detail += f"; tail drift {drift:.3g}"
+    return out(Verdict.PASS if ok else Verdict.FAIL, value, low, high, n, detail)
+
+
+def evaluate_all(claims: Iterable[Claim], result: "RunResult", preset: str) -> list[ClaimResult]:
+    """:func:`evaluate` for each claim, in order."""
+    return [evaluate(c, result, preset) for c in claims]

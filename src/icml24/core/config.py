@@ -1,0 +1,199 @@
+"""Typed, frozen experiment configs with a docstring per field, strict overrides and stable hashes.
+
+A paper's config is a frozen dataclass whose fields are declared with :func:`knob`, which stores the
+field's documentation next to its default::
+
+    @dataclass(frozen=True)
+    class Config:
+        n_values: tuple[int, ...] = knob((100, 1000), "sample sizes n at which the error is measured")
+        lr: float = knob(1e-3, "Adam learning rate")
+
+Overrides come from the command line as ``key=value`` strings and are parsed against the field's
+declared type (int, float, bool, str, Literal, tuple[...] of those); anything else is a
+:class:`~icml24.core.errors.UserError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import typing
+from typing import Any, Literal, get_args, get_origin
+
+from icml24.core.errors import UserError
+
+DOC = "doc"
+
+
+def knob(default: Any, doc: str) -> Any:
+    """A dataclass field with a default value and a one-line documentation string.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class C:
+    ...     lr: float = knob(0.1, "learning rate")
+    >>> field_docs(C)
+    {'lr': 'learning rate'}
+    """
+    if isinstance(default, list):
+        raise TypeError("use a tuple, not a list, as a config default (configs are frozen and hashable)")
+    return dataclasses.field(default=default, metadata={DOC: doc})
+
+
+def field_docs(config_type: type) -> dict[str, str]:
+    """Field name -> documentation string ('' where a field has none)."""
+    return {f.name: f.metadata.get(DOC, "") for f in dataclasses.fields(config_type)}
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """A JSON-ready dict of the config's fields (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(config)))
+
+
+def config_hash(config: Any) -> str:
+    """A short, stable hash of the config's type name and values: the run store's unit key.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class C:
+    ...     a: int = knob(1, "a")
+    >>> config_hash(C()) == config_hash(C(a=1)) != config_hash(C(a=2))
+    True
+    """
+    payload = json.dumps({"type": type(config).__name__, "fields": to_dict(config)}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def from_dict(config_type: type, values: dict[str, Any]) -> Any:
+    """Rebuild a config from :func:`to_dict` output (lists back to tuples); unknown keys are errors."""
+    hints = typing.get_type_hints(config_type)
+    known = {f.name for f in dataclasses.fields(config_type)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise UserError(f"unknown config key(s) for {config_type.__name__}: {', '.join(unknown)}")
+    return config_type(**{k: _coerce_json(v, hints[k]) for k, v in values.items()})
+
+
+def _coerce_json(value: Any, tp: Any) -> Any:
+    if get_origin(tp) is tuple and isinstance(value, list):
+        args = get_args(tp)
+        inner = args[0] if args else Any
+        return tuple(_coerce_json(v, inner) for v in value)
+    return value
+
+
+def apply_overrides(config: Any, assignments: typing.Iterable[str]) -> Any:
+    """Return a copy of ``config`` with ``key=value`` assignments applied, each checked against its type.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class C:
+    ...     lr: float = knob(0.1, "learning rate")
+    ...     ns: tuple[int, ...] = knob((1, 2), "sizes")
+    >>> apply_overrides(C(), ["lr=1e-2", "ns=4,8,16"])
+    C(lr=0.01, ns=(4, 8, 16))
+    """
+    hints = typing.get_type_hints(type(config))
+    names = {f.name for f in dataclasses.fields(config)}
+    changes: dict[str, Any] = {}
+    for item in assignments:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"override {item!r} is not of the form key=value")
+        if key not in names:
+            close = ", ".join(sorted(names))
+            raise UserError(f"unknown config key {key!r} for {type(config).__name__} (known: {close})")
+        try:
+            changes[key] = parse_value(raw.strip(), hints[key])
+        except ValueError as exc:
+            raise UserError(f"bad value for {key}: {exc}") from None
+    return dataclasses.replace(config, **changes)
+
+
+def parse_value(raw: str, tp: Any) -> Any:
+    """Parse one command-line value as type ``tp``; raises ValueError with a readable message."""
+    origin = get_origin(tp)
+    if origin is Literal:
+        choices = get_args(tp)
+        for choice in choices:
+            if str(choice) == raw:
+                return choice
+        raise ValueError(f"{raw!r} is not one of {', '.join(map(str, choices))}")
+    if origin is tuple:
+        args = get_args(tp)
+        inner = args[0] if args else str
+        text = raw.strip()
+        if text.startswith("[") or text.startswith("("):
+            text = text[1:-1]
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if len(args) == 2 and args[1] is Ellipsis or not args:
+            return tuple(parse_value(p, inner) for p in parts)
+        if len(parts) != len(args):
+            raise ValueError(f"expected {len(args)} comma-separated values, got {len(parts)}")
+        return tuple(parse_value(p, a) for p, a in zip(parts, args))
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if raw.lower() in ("none", "null") and len(args) < len(get_args(tp)):
+            return None
+        errors = []
+        for a in args:
+            try:
+                return parse_value(raw, a)
+            except ValueError as exc:
+                errors.append(str(exc))
+        raise ValueError("; ".join(errors))
+    if tp is bool:
+        low = raw.lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"{raw!r} is not a boolean (true/false)")
+    if tp is int:
+        try:
+            return int(raw)
+        except ValueError:
+            try:
+                as_float = float(raw)
+            except ValueError:
+                raise ValueError(f"{raw!r} is not an integer") from None
+            if as_float.is_integer():
+                return int(as_float)
+            raise ValueError(f"{raw!r} is not an integer") from None
+    if tp is float:
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number") from None
+    if tp is str:
+        return raw
+    raise ValueError(f"fields of type {tp} cannot be set from the command line")
+
+
+def parse_seeds(spec: str) -> tuple[int, ...]:
+    """Parse a seed list: ``"0-4"``, ``"0,3,7"`` or a mix (``"0-2,9"``); sorted, no duplicates.
+
+    >>> parse_seeds("0-2,9")
+    (0, 1, 2, 9)
+    """
+    seeds: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            raise UserError(f"bad seed list {spec!r}: empty item")
+        lo, dash, hi = part.partition("-")
+        try:
+            if dash:
+                a, b = int(lo), int(hi)
+                if b < a:
+                    raise UserError(f"bad seed range {part!r}: end is before start")
+                seeds.extend(range(a, b + 1))
+            else:
+                seeds.append(int(part))
+        except ValueError:
+            raise UserError(f"bad seed list {spec!r}: use non-negative integers like 0-4 or 0,3,7") from None
+    if len(set(seeds)) != len(seeds):
+        raise UserError(f"bad seed list {spec!r}: a seed appears twice")
+    return tuple(sorted(seeds))

@@ -1,0 +1,220 @@
+"""Results: per-seed outputs, whole runs, provenance, and atomic JSON files.
+
+Every file the project writes goes through :func:`atomic_write_text`: the text lands in a temporary
+file in the same directory, is flushed to disk, and is renamed over the target, so a killed process
+leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+TMP_PREFIX = ".tmp-"
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temp file + fsync + rename); creates parent dirs."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Binary twin of :func:`atomic_write_text` (figures)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _jsonable(x: Any) -> Any:
+    """NaN and infinities become null / strings so files are strict JSON any browser can read."""
+    if isinstance(x, float):
+        if math.isnan(x):
+            return None
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "item") and callable(x.item):  # numpy / torch scalars
+        return _jsonable(x.item())
+    if hasattr(x, "tolist"):
+        return _jsonable(x.tolist())
+    return x
+
+
+def dumps(obj: Any) -> str:
+    """Strict, stable JSON (sorted keys, NaN -> null)."""
+    return json.dumps(_jsonable(obj), indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    return atomic_write_text(path, dumps(obj))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _float(v: Any) -> float:
+    if v is None:
+        return math.nan
+    if v == "inf":
+        return math.inf
+    if v == "-inf":
+        return -math.inf
+    return float(v)
+
+
+@dataclass
+class SeedResult:
+    """What one ``run(config, seed)`` returns.
+
+    Attributes:
+        seed: the seed the run used.
+        metrics: scalar metrics by name (floats).
+        curves: 1-D series by name (e.g. ``"n"`` and ``"error"`` for a slope claim).
+        wall_time: seconds the run took (filled in by the run store).
+    """
+
+    seed: int
+    metrics: dict[str, float]
+    curves: dict[str, list[float]] = field(default_factory=dict)
+    wall_time: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "metrics": dict(self.metrics),
+                "curves": {k: list(map(float, v)) for k, v in self.curves.items()},
+                "wall_time": self.wall_time}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SeedResult":
+        return cls(int(d["seed"]), {k: _float(v) for k, v in d["metrics"].items()},
+                   {k: [_float(x) for x in v] for k, v in d.get("curves", {}).items()},
+                   float(d.get("wall_time", 0.0)))
+
+
+@dataclass
+class RunResult:
+    """All seeds of one (paper, preset, config) plus where and how they were produced."""
+
+    slug: str
+    preset: str
+    config: dict[str, Any]
+    config_hash: str
+    seeds: list[SeedResult]
+    provenance: dict[str, Any] = field(default_factory=dict)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+    # -- per-seed views used by the claims engine -------------------------------------------
+    def metric_names(self) -> set[str]:
+        return set.intersection(*(set(s.metrics) for s in self.seeds)) if self.seeds else set()
+
+    def curve_names(self) -> set[str]:
+        return set.intersection(*(set(s.curves) for s in self.seeds)) if self.seeds else set()
+
+    def metric(self, name: str):
+        """Array (seeds,) of a scalar metric."""
+        import numpy as np
+
+        return np.array([s.metrics[name] for s in self.seeds], dtype=np.float64)
+
+    def curve(self, name: str):
+        """Array (seeds, points) of a curve; ragged curves are an error."""
+        import numpy as np
+
+        rows = [s.curves[name] for s in self.seeds]
+        if len({len(r) for r in rows}) > 1:
+            raise ValueError(f"curve {name!r} has different lengths across seeds")
+        return np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "preset": self.preset, "config": self.config,
+                "config_hash": self.config_hash, "seeds": [s.to_dict() for s in self.seeds],
+                "provenance": self.provenance, "claims": self.claims, "failed": self.failed}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RunResult":
+        return cls(d["slug"], d["preset"], d["config"], d["config_hash"],
+                   [SeedResult.from_dict(s) for s in d["seeds"]], d.get("provenance", {}),
+                   d.get("claims", []), d.get("failed", {}))
+
+
+# -- provenance -------------------------------------------------------------------------------
+PROVENANCE_PACKAGES = ("icml24", "numpy", "scipy", "torch", "matplotlib", "ray")
+
+
+def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, str | None]:
+    """Installed versions, read from metadata (no imports)."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def git_sha(cwd: str | os.PathLike | None = None) -> str | None:
+    """The commit of the source tree (with ``-dirty`` if it has uncommitted changes), or None."""
+    here = Path(cwd) if cwd else Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                             timeout=5).stdout.strip()
+        if not sha:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def provenance(device: str = "cpu", wall_time: float | None = None, **extra: Any) -> dict[str, Any]:
+    """Where and how a run was produced: versions, git sha, device, host, time."""
+    return {
+        "packages": package_versions(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "cpu_count": os.cpu_count(),
+        "device": device,
+        "git_sha": git_sha(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_time_s": wall_time,
+        **extra,
+    }

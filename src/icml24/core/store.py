@@ -1,0 +1,166 @@
+"""The run store: ``runs/<slug>/<preset>/<config-hash>/`` and resumable execution of many runs.
+
+Layout of one run directory::
+
+    config.json           the exact config (written first)
+    seeds/seed-<k>.json   one file per finished seed: metrics, curves, wall time (the resume unit)
+    metrics.jsonl         all seeds, one JSON object per line (written when every seed is done)
+    claims.json           claim results at this preset
+    figures/*.png         figures from the paper's ``figures(result)``
+    provenance.json       versions, git sha, device, wall time
+    result.json           everything above but the figures, in one file
+
+A unit (paper, preset, config hash, seed) is done exactly when its seed file exists; every file is
+written atomically, so a killed run resumes by skipping done units and never reads half a file.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from icml24.core import results as R
+from icml24.core.config import config_hash, to_dict
+from icml24.core.errors import UserError
+from icml24.core.executors import Outcome, Unit, execute
+from icml24.core.registry import Paper
+
+
+@dataclass
+class RunRequest:
+    """One configured paper run: which paper, which preset name, the config and the seeds."""
+
+    paper: Paper
+    preset: str
+    config: Any
+    seeds: tuple[int, ...]
+
+    @property
+    def hash(self) -> str:
+        return config_hash(self.config)
+
+
+@dataclass
+class RunOutcome:
+    """A finished request: its result (None when no seed succeeded), where it lives, what was skipped."""
+
+    request: RunRequest
+    run_dir: Path
+    result: R.RunResult | None
+    skipped: int
+    failed: dict[int, str] = field(default_factory=dict)
+
+
+def run_dir(root: Path, req: RunRequest) -> Path:
+    return Path(root) / req.paper.slug / req.preset / req.hash
+
+
+def seed_file(rdir: Path, seed: int) -> Path:
+    return rdir / "seeds" / f"seed-{seed}.json"
+
+
+def load_run(rdir: str | Path) -> R.RunResult:
+    """Read a finished run directory back (``result.json``); a bad path is a :class:`UserError`."""
+    path = Path(rdir) / "result.json"
+    if Path(rdir).is_file() and Path(rdir).suffix == ".json":
+        path = Path(rdir)
+    try:
+        return R.RunResult.from_dict(R.read_json(path))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"cannot read run results from {rdir}: {type(exc).__name__}: {exc}") from None
+
+
+def save_figures(req: RunRequest, result: R.RunResult, folder: Path) -> list[Path]:
+    """Render the paper's ``figures(result)`` (if it defines one) to PNG files under ``folder``."""
+    make = getattr(req.paper.experiment, "figures", None)
+    if make is None:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for name, fig in make(result).items():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        plt.close(fig)
+        paths.append(R.atomic_write_bytes(folder / f"{name}.png", buf.getvalue()))
+    return paths
+
+
+def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: float, device: str) -> R.RunResult | None:
+    seeds = [R.SeedResult.from_dict(R.read_json(seed_file(rdir, s)))
+             for s in req.seeds if seed_file(rdir, s).exists()]
+    if not seeds:
+        return None
+    result = R.RunResult(req.paper.slug, req.preset, to_dict(req.config), req.hash, seeds,
+                         failed={str(k): v for k, v in failed.items()})
+    result.claims = [c.to_dict() for c in req.paper.check(result, req.preset)]
+    compute = sum(s.wall_time for s in seeds)
+    result.provenance = R.provenance(device=device, wall_time=compute, elapsed_s=elapsed,
+                                     seeds=list(req.seeds))
+    R.atomic_write_text(rdir / "metrics.jsonl", "".join(
+        R.dumps(s.to_dict()).replace("\n", "") + "\n" for s in seeds))
+    R.write_json(rdir / "claims.json", result.claims)
+    R.write_json(rdir / "provenance.json", result.provenance)
+    save_figures(req, result, rdir / "figures")
+    R.write_json(rdir / "result.json", result.to_dict())
+    return result
+
+
+def execute_runs(
+    requests: Iterable[RunRequest],
+    root: str | Path = "runs",
+    executor: str = "serial",
+    workers: int | None = None,
+    address: str | None = None,
+    device: str = "cpu",
+    on_event: Callable[[str, Any], None] | None = None,
+) -> list[RunOutcome]:
+    """Run every request's missing seeds on one executor, then finalize each run directory.
+
+    ``on_event(kind, payload)`` receives ``("start", {key: total})``, ``("skip", request)`` for
+    resumed units, and ``("done", outcome)`` per finished unit (progress bars hang off it).
+    """
+    requests = list(requests)
+    root = Path(root)
+    emit = on_event or (lambda kind, payload: None)
+    units: list[Unit] = []
+    skipped: dict[int, int] = {}
+    dirs: dict[int, Path] = {}
+    for i, req in enumerate(requests):
+        rdir = run_dir(root, req)
+        dirs[i] = rdir
+        if (rdir / "config.json").exists():
+            saved = R.read_json(rdir / "config.json")
+            if saved != to_dict(req.config):
+                raise UserError(f"{rdir} holds a different config; remove it or use another --out")
+        else:
+            R.write_json(rdir / "config.json", to_dict(req.config))
+        todo = [s for s in req.seeds if not seed_file(rdir, s).exists()]
+        skipped[i] = len(req.seeds) - len(todo)
+        frozen = tuple(sorted(to_dict(req.config).items(), key=lambda kv: kv[0]))
+        frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in frozen)
+        units += [Unit(req.paper.slug, req.paper.module, req.preset, frozen, req.hash, s) for s in todo]
+    emit("start", {i: (len(r.seeds), skipped[i]) for i, r in enumerate(requests)})
+    index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
+    failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
+    start = time.perf_counter()
+    for out in execute(units, executor=executor, workers=workers, address=address):
+        i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
+        if out.error is None:
+            R.write_json(seed_file(dirs[i], out.unit.seed), out.result)
+        else:
+            failed[i][out.unit.seed] = out.error
+        emit("done", (i, out))
+    elapsed = time.perf_counter() - start
+    outcomes = []
+    for i, req in enumerate(requests):
+        result = _finalize(req, dirs[i], failed[i], elapsed, device)
+        outcomes.append(RunOutcome(req, dirs[i], result, skipped[i], failed[i]))
+        emit("finalized", outcomes[-1])
+    return outcomes
