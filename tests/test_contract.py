@@ -1,0 +1,122 @@
+"""Every registered paper (and the template, which is the fixture until papers land) meets the contract."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from icml24.core.card import PaperCard
+from icml24.core.claims import KINDS, Claim
+from icml24.core.config import apply_overrides, config_hash, field_docs, to_dict
+from icml24.core.publish import readme_block, render_results_block
+from icml24.core.registry import get_paper, list_papers
+from icml24.core.results import RunResult, SeedResult, read_json
+
+from conftest import REPO
+
+PAPERS = list_papers() + ["_template"]
+README_SECTIONS = ("The claim", "What we reproduce", "Results", "Deviations from the paper",
+                   "Notation map", "How to run", "Citation")
+
+
+@pytest.fixture(scope="module", params=PAPERS)
+def paper(request):
+    return get_paper(request.param)
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(paper):
+    """Two SMOKE runs of seed 0 (for determinism) - computed once per paper."""
+    exp = paper.experiment
+    return exp.run(exp.SMOKE, 0), exp.run(exp.SMOKE, 0)
+
+
+def test_contract_names(paper):
+    pkg = __import__(paper.module, fromlist=["__all__"])
+    for name in pkg.__all__:
+        assert getattr(pkg, name) is not None, name
+    assert isinstance(paper.card, PaperCard)
+    assert paper.card.slug == paper.slug or paper.slug not in list_papers()
+    for name in ("Config", "SMOKE", "QUICK", "FULL", "run"):
+        assert hasattr(paper.experiment, name), f"experiment.{name} missing"
+    assert callable(paper.claims_module.check)
+    assert paper.claims and all(isinstance(c, Claim) and c.kind in KINDS for c in paper.claims)
+    assert len({c.id for c in paper.claims}) == len(paper.claims), "claim ids must be unique"
+
+
+def test_presets_are_frozen_configs_with_docs(paper):
+    cfg_type = paper.config_type
+    assert dataclasses.is_dataclass(cfg_type) and cfg_type.__dataclass_params__.frozen
+    for preset in ("smoke", "quick", "full"):
+        assert type(paper.preset(preset)) is cfg_type, preset
+    undocumented = [k for k, doc in field_docs(cfg_type).items() if not doc.strip()]
+    assert not undocumented, f"fields without a doc: {undocumented}"
+    assert len({config_hash(paper.preset(p)) for p in ("smoke", "quick", "full")}) == 3
+
+
+def _bumped(value):
+    """A different value of the same type, written as a command-line string."""
+    if isinstance(value, bool):
+        return str(not value).lower()
+    if isinstance(value, int):
+        return str(value + 1)
+    if isinstance(value, float):
+        return repr(value * 2 + 1)
+    return None
+
+
+def test_overrides_change_the_saved_config(paper):
+    smoke = paper.preset("smoke")
+    fields = dataclasses.asdict(smoke)
+    name, raw = next((k, _bumped(v)) for k, v in fields.items() if _bumped(v) is not None)
+    changed = apply_overrides(smoke, [f"{name}={raw}"])
+    assert to_dict(changed)[name] != to_dict(smoke)[name]
+    assert {k: v for k, v in to_dict(changed).items() if k != name} == \
+           {k: v for k, v in to_dict(smoke).items() if k != name}
+    assert config_hash(changed) != config_hash(smoke)
+
+
+def _finite(seed_result: SeedResult) -> list[str]:
+    bad = [k for k, v in seed_result.metrics.items() if not math.isfinite(v)]
+    bad += [k for k, v in seed_result.curves.items() if not all(math.isfinite(x) for x in v)]
+    return bad
+
+
+def test_smoke_run_is_finite_and_has_every_claim_metric(paper, smoke_runs):
+    first, _ = smoke_runs
+    assert isinstance(first, SeedResult) and first.seed == 0
+    assert not _finite(first), f"non-finite outputs: {_finite(first)}"
+    for claim in paper.claims:
+        have = first.curves if claim.reads_curves else first.metrics
+        missing = [m for m in claim.needs if m not in have]
+        optional = getattr(paper.claims_module, "OPTIONAL_METRICS", ())
+        assert not [m for m in missing if m not in optional], f"{claim.id} needs {missing}"
+
+
+def test_same_seed_same_numbers(smoke_runs):
+    first, second = smoke_runs
+    assert first.metrics == second.metrics
+    assert first.curves == second.curves
+
+
+def test_check_returns_one_result_per_claim(paper, smoke_runs):
+    result = RunResult(paper.slug, "smoke", to_dict(paper.preset("smoke")),
+                       config_hash(paper.preset("smoke")), [smoke_runs[0]])
+    out = paper.check(result, "smoke")
+    assert [r.claim_id for r in out] == [c.id for c in paper.claims]
+    for r in out:
+        assert r.verdict.value in ("pass", "fail", "not checkable")
+
+
+def test_readme_sections_and_results_block(paper):
+    text = paper.readme.read_text(encoding="utf-8")
+    for section in README_SECTIONS:
+        assert f"\n## {section}" in text, f"README lacks section '## {section}'"
+    summary_path = REPO / "results" / paper.slug / "quick.json"
+    assert summary_path.is_file(), f"run `icml24 run {paper.slug}` and commit {summary_path}"
+    summary = read_json(summary_path)
+    assert summary["preset"] == "quick"
+    assert summary["config_hash"] == config_hash(paper.preset("quick")), "quick.json is from another config"
+    assert readme_block(paper.readme) == render_results_block(summary)
