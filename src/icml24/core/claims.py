@@ -18,6 +18,7 @@ within        mean of a scalar ``metric``; CI inside band (e.g. an error below a
 constraint    every seed's ``metric`` inside band; the worst seed is the value
 equiv         paired difference ``metric - against``; CI inside a band around 0 (equivalence)
 convergence   last point of curve ``metric``; CI inside band and tail drift <= ``band.tol``
+              (tail drift: largest distance of the last quarter of the curve from its end)
 ============  ==========================================================================
 """
 
@@ -206,7 +207,9 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
         ys = result.curve(claim.metric)  # (S, P)
         value, low, high, n = stats.mean_ci(ys[:, -1])
         w = max(1, ys.shape[1] // 4)
-        drift = float(np.mean(np.abs(ys[:, -1] - ys[:, -1 - w]))) if ys.shape[1] > w else math.nan
+        # tail drift: how far the last quarter of the curve strays from its final value (mean over seeds)
+        tail = ys[:, -1 - w:] if ys.shape[1] > w else ys[:, :0]
+        drift = float(np.mean(np.max(np.abs(tail - ys[:, -1:]), axis=1))) if tail.size else math.nan
 
     if _nan(value):
         return out(Verdict.FAIL, value, low, high, n, "measured value is NaN (a seed diverged or is missing)")

@@ -1,0 +1,73 @@
+"""Configs: docs, strict typed overrides, hashing, JSON round trip, seed lists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pytest
+
+from icml24.core.config import apply_overrides, config_hash, from_dict, knob, parse_seeds, to_dict
+from icml24.core.errors import UserError
+
+
+@dataclass(frozen=True)
+class Cfg:
+    lr: float = knob(0.1, "learning rate")
+    steps: int = knob(10, "steps")
+    flag: bool = knob(False, "a switch")
+    name: str = knob("a", "a name")
+    gate: Literal["tanh", "sigmoid"] = knob("tanh", "activation")
+    sizes: tuple[int, ...] = knob((1, 2), "sizes")
+    pair: tuple[float, float] = knob((0.5, 1.5), "a pair")
+    limit: float | None = knob(None, "optional limit")
+
+
+def test_overrides_parse_each_type():
+    c = apply_overrides(Cfg(), ["lr=3e-4", "steps=20", "flag=true", "name=b", "gate=sigmoid",
+                                "sizes=[4, 8]", "pair=1,2", "limit=0.5"])
+    assert c == Cfg(lr=3e-4, steps=20, flag=True, name="b", gate="sigmoid", sizes=(4, 8), pair=(1.0, 2.0),
+                    limit=0.5)
+    assert apply_overrides(c, ["limit=none"]).limit is None
+    assert apply_overrides(Cfg(), ["steps=1e3"]).steps == 1000
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("nope=1", "unknown config key 'nope'"),
+    ("steps=1.5", "not an integer"),
+    ("lr=fast", "not a number"),
+    ("flag=maybe", "not a boolean"),
+    ("gate=relu", "not one of tanh, sigmoid"),
+    ("sizes=1,x", "not an integer"),
+    ("pair=1,2,3", "expected 2"),
+    ("steps", "key=value"),
+])
+def test_bad_overrides_are_user_errors(bad, words):
+    with pytest.raises(UserError, match=words):
+        apply_overrides(Cfg(), [bad])
+
+
+def test_hash_and_json_round_trip():
+    c = apply_overrides(Cfg(), ["sizes=3,4,5"])
+    assert from_dict(Cfg, to_dict(c)) == c
+    assert config_hash(c) == config_hash(from_dict(Cfg, to_dict(c)))
+    assert config_hash(c) != config_hash(Cfg())
+    with pytest.raises(UserError, match="unknown config key"):
+        from_dict(Cfg, {"zzz": 1})
+
+
+def test_knob_rejects_mutable_default():
+    with pytest.raises(TypeError):
+        knob([1, 2], "a list")
+
+
+@pytest.mark.parametrize("spec, seeds", [("0-4", (0, 1, 2, 3, 4)), ("0,3,7", (0, 3, 7)),
+                                         ("7,0-1", (0, 1, 7)), ("5", (5,))])
+def test_seed_lists(spec, seeds):
+    assert parse_seeds(spec) == seeds
+
+
+@pytest.mark.parametrize("spec", ["4-0", "a", "-1", "1,,2", "0-2,2", "", "1-b"])
+def test_bad_seed_lists(spec):
+    with pytest.raises(UserError):
+        parse_seeds(spec)
