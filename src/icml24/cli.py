@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-import click
 import typer
 
 from icml24.core.errors import UserError
@@ -286,17 +285,17 @@ def main(argv: Optional[list[str]] = None) -> None:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        exc.ctx and print(exc.ctx.get_help())
-        sys.exit(0)
-    except click.UsageError as exc:
-        print(f"error: {exc.format_message()}", file=sys.stderr)
-        sys.exit(2)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.Abort:
-        print("aborted", file=sys.stderr)
-        sys.exit(130)
+    except Exception as exc:
+        # click's usage errors (typer vendors click, so match by shape, not by class)
+        if getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message"):
+            print(f"error: {exc.format_message()}", file=sys.stderr)
+            sys.exit(2)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            print(exc.ctx.get_help())  # type: ignore[attr-defined]
+            sys.exit(0)
+        raise
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

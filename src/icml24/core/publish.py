@@ -68,8 +68,19 @@ def readme_block(readme: Path) -> str | None:
     return m.group(0) if m else None
 
 
+def _is_repo_results(results_root: Path) -> bool:
+    """True when ``results_root`` is this source checkout's ``results/`` (the one READMEs mirror)."""
+    from icml24.core.registry import PAPERS_DIR
+
+    repo = PAPERS_DIR.parents[2]
+    return (repo / "pyproject.toml").is_file() and Path(results_root).resolve() == (repo / "results").resolve()
+
+
 def publish(result: R.RunResult, rdir: Path, results_root: Path, readme: Path | None) -> Path:
-    """Copy a finished run to ``results_root/<slug>/<preset>.json`` (+ figures), refresh the README."""
+    """Copy a finished run to ``results_root/<slug>/<preset>.json`` (+ figures).
+
+    For the quick preset published into the checkout's own ``results/``, also refresh the README block.
+    """
     out = Path(results_root) / result.slug
     summary = result.to_dict()
     path = R.write_json(out / f"{result.preset}.json", summary)
@@ -83,6 +94,6 @@ def publish(result: R.RunResult, rdir: Path, results_root: Path, readme: Path | 
             (figs_dst / stale).unlink()
     elif figs_dst.is_dir():
         shutil.rmtree(figs_dst)
-    if readme is not None and result.preset == "quick" and readme.is_file():
+    if readme is not None and result.preset == "quick" and readme.is_file() and _is_repo_results(results_root):
         update_readme(readme, R.read_json(path))
     return path

@@ -76,9 +76,9 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
-def dumps(obj: Any) -> str:
-    """Strict, stable JSON (sorted keys, NaN -> null)."""
-    return json.dumps(_jsonable(obj), indent=1, sort_keys=True, allow_nan=False) + "\n"
+def dumps(obj: Any, indent: int | None = 1) -> str:
+    """Strict, stable JSON (sorted keys, NaN -> null), newline-terminated; ``indent=None``: one line."""
+    return json.dumps(_jsonable(obj), indent=indent, sort_keys=True, allow_nan=False) + "\n"
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:

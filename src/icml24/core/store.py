@@ -103,8 +103,7 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     compute = sum(s.wall_time for s in seeds)
     result.provenance = R.provenance(device=device, wall_time=compute, elapsed_s=elapsed,
                                      seeds=list(req.seeds))
-    R.atomic_write_text(rdir / "metrics.jsonl", "".join(
-        R.dumps(s.to_dict()).replace("\n", "") + "\n" for s in seeds))
+    R.atomic_write_text(rdir / "metrics.jsonl", "".join(R.dumps(s.to_dict(), indent=None) for s in seeds))
     R.write_json(rdir / "claims.json", result.claims)
     R.write_json(rdir / "provenance.json", result.provenance)
     save_figures(req, result, rdir / "figures")
@@ -141,6 +140,8 @@ def execute_runs(
                 raise UserError(f"{rdir} holds a different config; remove it or use another --out")
         else:
             R.write_json(rdir / "config.json", to_dict(req.config))
+        for stale in rdir.rglob(R.TMP_PREFIX + "*"):  # temp files of a killed run: never read, remove
+            stale.unlink()
         todo = [s for s in req.seeds if not seed_file(rdir, s).exists()]
         skipped[i] = len(req.seeds) - len(todo)
         frozen = tuple(sorted(to_dict(req.config).items(), key=lambda kv: kv[0]))

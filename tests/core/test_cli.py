@@ -1,0 +1,95 @@
+"""The CLI: every command answers --help, user errors are one line + exit 2 + nothing written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+@pytest.mark.parametrize("cmd", ["list", "show", "run", "check", "reproduce", "report"])
+def test_every_command_has_help(cmd):
+    out = run_cli(cmd, "--help")
+    assert out.returncode == 0 and "Usage" in out.stdout
+
+
+def test_list_imports_neither_torch_nor_numpy(tmp_path):
+    code = ("import sys\nfrom icml24.cli import main\ntry:\n    main(['list'])\nexcept SystemExit as e:\n"
+            "    assert e.code == 0, e.code\nheavy = [m for m in ('torch', 'numpy', 'scipy') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "HEAVY []" in out.stdout
+
+
+BAD = [
+    (["run", "no_such_paper"], "unknown paper 'no_such_paper'"),
+    (["run", "_template", "--set", "nope=1"], "unknown config key 'nope'"),
+    (["run", "_template", "--set", "reps=many"], "not an integer"),
+    (["run", "_template", "--set", "reps"], "key=value"),
+    (["run", "_template", "--seeds", "5-2"], "end is before start"),
+    (["run", "_template", "--seeds", "x"], "bad seed list"),
+    (["run", "_template", "--preset", "huge"], "unknown preset"),
+    (["run", "_template", "--executor", "dask"], "unknown executor"),
+    (["run", "_template", "--device", "cuda"], "no device setting"),
+    (["run", "_template", "--bogus-flag"], "No such option"),
+    (["check", "_template", "--from", "does/not/exist"], "cannot read run results"),
+    (["check", "no_such_paper"], "unknown paper"),
+    (["show", "no_such_paper"], "unknown paper"),
+    (["reproduce", "--only", "nope", "--preset", "smoke"], "unknown paper"),
+    (["report", "--preset", "huge"], "unknown preset"),
+]
+
+
+@pytest.mark.parametrize("args, words", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_user_errors_are_one_line_exit_2_and_write_nothing(tmp_path, args, words):
+    out = run_cli(*args, cwd=tmp_path)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
+    assert list(tmp_path.iterdir()) == [], "a failed command wrote files"
+
+
+def test_unreadable_run_dir_is_a_user_error(tmp_path):
+    bad = tmp_path / "run"
+    bad.mkdir()
+    (bad / "result.json").write_text("{ truncated")
+    out = run_cli("check", "_template", "--from", str(bad), cwd=tmp_path)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_run_saves_overrides_then_check_reads_the_run(tmp_path):
+    out = run_cli("run", "_template", "--preset", "smoke", "--set", "reps=60", "--seeds", "0-1",
+                  "--out", "runs", "--results", "results", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (rdir,) = (tmp_path / "runs" / "_template" / "smoke").iterdir()
+    assert json.loads((rdir / "config.json").read_text())["reps"] == 60
+    for name in ("provenance.json", "claims.json", "metrics.jsonl", "result.json", "figures/rmse_vs_n.png"):
+        assert (rdir / name).is_file(), name
+    prov = json.loads((rdir / "provenance.json").read_text())
+    assert prov["packages"]["numpy"] and prov["device"] == "cpu" and prov["wall_time_s"] > 0
+    assert len((rdir / "metrics.jsonl").read_text().splitlines()) == 2
+    assert not (tmp_path / "results").exists(), "a run with --set must not be published"
+    chk = run_cli("check", "_template", "--from", str(rdir), cwd=tmp_path)
+    assert chk.returncode == 0 and "C1" in chk.stdout
+
+
+def test_check_exits_1_when_a_claim_fails(tmp_path):
+    # 3 replications per n make the t-interval coverage (claim C4, band >= 0.9 at quick) fail.
+    out = run_cli("run", "_template", "--preset", "quick", "--set", "reps=3", "--set", "coverage_n=2",
+                  "--seeds", "0-2", "--out", "runs", "--results", "results", cwd=tmp_path)
+    (rdir,) = (tmp_path / "runs" / "_template" / "quick").iterdir()
+    chk = run_cli("check", "_template", "--from", str(rdir), cwd=tmp_path)
+    assert chk.returncode == 1 and "fail" in chk.stdout
+
+
+def test_show_lists_claims_and_every_config_field():
+    out = run_cli("show", "_template")
+    assert out.returncode == 0
+    for word in ("C1", "C6", "n_values", "stream_length", "sample sizes"):
+        assert word in out.stdout

@@ -1,0 +1,73 @@
+"""Executors: serial, process and Ray give the same per-seed results; failures retry once, then report."""
+
+from __future__ import annotations
+
+import pytest
+
+from icml24.core import testing
+from icml24.core.config import config_hash, to_dict
+from icml24.core.errors import UserError
+from icml24.core.executors import Unit, execute
+from icml24.core.registry import get_paper
+
+
+def template_units(seeds):
+    paper = get_paper("_template")
+    cfg = paper.preset("smoke")
+    frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(to_dict(cfg).items()))
+    return [Unit(paper.slug, paper.module, "smoke", frozen, config_hash(cfg), s) for s in seeds]
+
+
+def metrics_by_seed(outcomes):
+    return {o.unit.seed: (o.result["metrics"], o.result["curves"]) for o in outcomes if o.error is None}
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_serial_and_process_agree_on_paper_units():
+    units = template_units([0, 1, 2, 3])
+    serial = metrics_by_seed(execute(units, executor="serial"))
+    process = metrics_by_seed(execute(units, executor="process", workers=2))
+    assert set(serial) == {0, 1, 2, 3} and serial == process
+
+
+def test_failing_unit_is_retried_once_then_reported_while_others_finish():
+    for name in ("serial", "process"):
+        outs = {o.unit: o for o in execute(range(6), fn=testing.fail_on_odd, executor=name, workers=2)}
+        assert set(outs) == set(range(6))
+        for x, o in outs.items():
+            if x % 2:
+                assert o.result is None and o.attempts == 2 and "always fails" in o.error
+            else:
+                assert o.error is None and o.result == {"x": x, "y": x * x} and o.attempts == 1
+
+
+def test_flaky_unit_succeeds_on_retry(tmp_path):
+    for name in ("serial", "process"):
+        folder = tmp_path / name
+        folder.mkdir()
+        outs = list(execute([(x, str(folder)) for x in range(3)], fn=testing.fail_first_attempt,
+                            executor=name, workers=2))
+        assert all(o.error is None and o.attempts == 2 for o in outs)
+
+
+def test_unknown_executor_is_a_user_error():
+    with pytest.raises(UserError, match="unknown executor"):
+        list(execute([1], fn=testing.square, executor="dask"))
+
+
+@pytest.mark.ray
+def test_ray_matches_serial_and_handles_failures(ray_session, tmp_path):
+    units = template_units([0, 1, 2])
+    assert metrics_by_seed(execute(units, executor="ray")) == metrics_by_seed(execute(units, executor="serial"))
+    outs = {o.unit: o for o in execute(range(4), fn=testing.fail_on_odd, executor="ray")}
+    assert outs[1].attempts == 2 and outs[1].result is None and "always fails" in outs[1].error
+    assert outs[2].result == {"x": 2, "y": 4}
+    flaky = list(execute([(x, str(tmp_path)) for x in range(2)], fn=testing.fail_first_attempt, executor="ray"))
+    assert all(o.error is None and o.attempts == 2 for o in flaky)

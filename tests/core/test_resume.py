@@ -1,0 +1,89 @@
+"""Run store: atomic files, and `reproduce` resuming after SIGKILL without redoing finished units."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from icml24.core.results import TMP_PREFIX, atomic_write_text, read_json
+
+ARGS = ["reproduce", "--preset", "quick", "--only", "_template", "--seeds", "0-159"]
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    target = tmp_path / "a" / "x.json"
+    atomic_write_text(target, '{"v": 1}')
+    atomic_write_text(target, '{"v": 2}')
+    assert read_json(target) == {"v": 2}
+    assert [p.name for p in target.parent.iterdir()] == ["x.json"]
+
+
+def _cmd(root: Path) -> list[str]:
+    return [sys.executable, "-m", "icml24.cli", *ARGS, "--out", str(root / "runs"),
+            "--results", str(root / "results"), "--report", str(root / "report")]
+
+
+def _seed_dir(root: Path) -> Path:
+    (run,) = (root / "runs" / "_template" / "quick").iterdir()
+    return run / "seeds"
+
+
+def _per_seed(root: Path) -> dict:
+    result = read_json(next((root / "runs" / "_template" / "quick").iterdir()) / "result.json")
+    return {s["seed"]: (s["metrics"], s["curves"]) for s in result["seeds"]}
+
+
+def test_reproduce_resumes_after_sigkill(tmp_path):
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    proc = subprocess.Popen(_cmd(killed), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        seeds = killed / "runs" / "_template" / "quick"
+        if seeds.is_dir() and any(seeds.iterdir()) and len(list(_seed_dir(killed).glob("seed-*.json"))) >= 10:
+            break
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+
+    # Nothing half-written: every file that is not a temp file parses.
+    for path in (killed / "runs").rglob("*.json"):
+        if not path.name.startswith(TMP_PREFIX):
+            json.loads(path.read_text())
+    done = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in _seed_dir(killed).glob("seed-*.json")}
+    assert 10 <= len(done) < 160
+
+    resumed = subprocess.run(_cmd(killed), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed, {len(done)} of 160 seeds already done" in " ".join(resumed.stdout.split())
+    for path, stamp in done.items():  # finished units were not redone
+        assert (path.stat().st_mtime_ns, path.stat().st_ino) == stamp
+    assert not list((killed / "runs").rglob(TMP_PREFIX + "*"))
+
+    fresh = subprocess.run(_cmd(clean), capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr
+    assert _per_seed(killed) == _per_seed(clean)
+    assert (killed / "report" / "index.html").is_file()
+
+
+def test_changed_config_in_same_dir_is_refused(tmp_path):
+    from icml24.core.errors import UserError
+    from icml24.core.registry import get_paper
+    from icml24.core.store import RunRequest, execute_runs, run_dir
+
+    paper = get_paper("_template")
+    req = RunRequest(paper, "smoke", paper.preset("smoke"), (0,))
+    (out,) = execute_runs([req], root=tmp_path)
+    assert (out.run_dir / "seeds" / "seed-0.json").is_file() and out.result is not None
+    # same directory (same hash) but a tampered config.json must not be silently mixed
+    (run_dir(tmp_path, req) / "config.json").write_text('{"reps": 1}')
+    with pytest.raises(UserError, match="different config"):
+        execute_runs([req], root=tmp_path)
