@@ -247,6 +247,7 @@ def reproduce(
     """Every paper at a preset, then the report. Resumes: finished seeds are not run again."""
     from icml24.core.executors import EXECUTORS
     from icml24.core.registry import list_papers
+    from icml24.core.publish import update_top_readme
     from icml24.core.report import build_report
 
     if executor not in EXECUTORS:
@@ -255,6 +256,8 @@ def reproduce(
     requests = [_prepare(s, preset, seeds, [], None) for s in slugs]
     outcomes = _run_requests(requests, out, results, executor, workers, address, None, seeds is None)
     index = build_report(report_dir, results, slugs=slugs, preset=preset)
+    if not only:
+        update_top_readme(results, slugs)
     _console().print(f"report: {index}")
     if any(o.failed for o in outcomes):
         raise typer.Exit(1)
@@ -274,7 +277,11 @@ def report(
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     if results.exists() and not results.is_dir():
         raise UserError(f"--results {results} is not a folder")
+    from icml24.core.publish import update_top_readme
+    from icml24.core.registry import list_papers
+
     _console().print(f"report: {build_report(out, results, preset=preset)}")
+    update_top_readme(results, list_papers())
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -17,6 +17,8 @@ from icml24.core import results as R
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 _BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
+TABLE_START, TABLE_END = "<!-- papers:start -->", "<!-- papers:end -->"
+_TABLE = re.compile(re.escape(TABLE_START) + r".*?" + re.escape(TABLE_END), re.S)
 
 
 def fmt(x: Any) -> str:
@@ -97,3 +99,41 @@ def publish(result: R.RunResult, rdir: Path, results_root: Path, readme: Path | 
     if readme is not None and result.preset == "quick" and readme.is_file() and _is_repo_results(results_root):
         update_readme(readme, R.read_json(path))
     return path
+
+
+def render_papers_table(results_root: Path, slugs: list[str]) -> str:
+    """The top-level README's paper table: number, slug, title, claims and QUICK verdicts."""
+    from icml24.core.registry import get_paper
+
+    rows = []
+    for slug in slugs:
+        card = get_paper(slug).card
+        path = Path(results_root) / slug / "quick.json"
+        verdicts = "not run"
+        if path.is_file():
+            claims = R.read_json(path)["claims"]
+            counts: dict[str, int] = {}
+            for c in claims:
+                counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+            verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no claims"
+        rows.append((card.number, f"| {card.number} | [`{slug}`](src/icml24/papers/{slug}/README.md) | "
+                                  f"{card.title} | {verdicts} |"))
+    body = [TABLE_START, "| # | slug | title | QUICK verdicts |", "|---|---|---|---|"]
+    body += [row for _, row in sorted(rows)] or ["| - | - | no papers registered yet | - |"]
+    return "\n".join(body + [TABLE_END])
+
+
+def update_top_readme(results_root: Path, slugs: list[str]) -> bool:
+    """Refresh the paper table in the checkout's README.md (only for the checkout's own results/)."""
+    from icml24.core.registry import PAPERS_DIR
+
+    readme = PAPERS_DIR.parents[2] / "README.md"
+    if not (_is_repo_results(results_root) and readme.is_file()):
+        return False
+    text = readme.read_text(encoding="utf-8")
+    if not _TABLE.search(text):
+        return False
+    new = _TABLE.sub(lambda _: render_papers_table(results_root, slugs), text)
+    if new != text:
+        R.atomic_write_text(readme, new)
+    return True

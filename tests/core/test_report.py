@@ -1,0 +1,77 @@
+"""The static report: escaped text, a page per paper, and a real headless-Chromium visit."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from icml24.core.publish import publish
+from icml24.core.registry import get_paper
+from icml24.core.report import build_report
+from icml24.core.store import RunRequest, execute_runs
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A report over the template paper, with a hostile claim statement to test escaping."""
+    root = tmp_path_factory.mktemp("site")
+    paper = get_paper("_template")
+    (out,) = execute_runs([RunRequest(paper, "quick", paper.preset("smoke"), (0, 1))], root=root / "runs")
+    out.result.claims[0]["statement"] = "<script>window.__pwned = 1</script> & <b>bold</b>"
+    publish(out.result, out.run_dir, root / "results", readme=None)
+    index = build_report(root / "report", root / "results", slugs=["_template"])
+    return index
+
+
+def test_pages_exist_and_text_is_escaped(site):
+    page = (site.parent / "papers" / "_template.html").read_text()
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in page
+    assert "<script>" not in page
+    assert "../figures/_template/rmse_vs_n.png" in page
+    index = site.read_text()
+    assert 'href="papers/_template.html"' in index and "icml24 maintainers" in index
+
+
+def test_missing_results_say_not_run(tmp_path):
+    index = build_report(tmp_path / "report", tmp_path / "nothing", slugs=["_template"])
+    assert "not run" in index.read_text()
+    assert "No published results yet" in (tmp_path / "report" / "papers" / "_template.html").read_text()
+
+
+@pytest.mark.browser
+def test_report_in_headless_chromium(site):
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.parent))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    errors: list[str] = []
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            page = browser.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"http://127.0.0.1:{server.server_port}/index.html")
+            page.click("a.paper-link")
+            page.wait_for_load_state("load")
+            assert page.url.endswith("/papers/_template.html")
+            widths = page.eval_on_selector_all("figure img", "imgs => imgs.map(i => i.complete ? i.naturalWidth : 0)")
+            assert widths and all(w > 0 for w in widths), widths
+            assert page.evaluate("window.__pwned === undefined")
+            assert "pass" in page.inner_text("table.claims")
+            browser.close()
+    finally:
+        server.shutdown()
+    assert errors == [], errors
