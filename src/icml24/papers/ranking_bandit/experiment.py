@@ -1,0 +1,186 @@
+"""Experiment: UCR against G-MLE, epsilon-greedy and random ranking, in three environments.
+
+Per seed, ``run`` plays every policy for T rounds on
+
+1. the **low-diversity** synthetic regime (contexts tightly around one centre: greedy estimates can
+   lock in a bad list, exploration matters) - claims C1, C2a, C2b, C3;
+2. the **diverse** synthetic regime (contexts spread widely: greedy gets some free exploration) - C2c;
+3. the **MovieLens** semi-synthetic environment, only when ``movielens_path`` points at the ratings
+   (CSV or the dslabs R data); otherwise its metrics are absent and claim C4 is "not checkable".
+
+All policies in an environment see the same context stream (common random numbers). ``run`` is pure:
+every random draw comes from generators spawned from ``seed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from icml24.core.config import knob
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.ranking_bandit.algorithm import UCR, EpsilonGreedy, RandomRanker
+from icml24.papers.ranking_bandit.env import RankingEnv, optimal_values, simulate, synthetic_env
+
+POLICIES = ("ucr", "gmle", "egreedy", "random")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Select-rank bandit simulation: N items, K slots, d-dimensional users, T rounds."""
+
+    n_items: int = knob(20, "N, number of candidate items (synthetic regimes)")
+    n_positions: int = knob(3, "K, number of display positions")
+    dim: int = knob(5, "d, user context dimension")
+    horizon: int = knob(10_000, "T, rounds per bandit run")
+    first_checkpoint: int = knob(100, "first round at which cumulative regret is recorded")
+    n_checkpoints: int = knob(10, "geometrically spaced checkpoints between first_checkpoint and T")
+    link: Literal["logistic", "linear"] = knob("logistic", "GLM of the responses: Bernoulli-logistic or Gaussian-linear")
+    low_spread: float = knob(0.1, "context standard deviation around the centre, low-diversity regime")
+    high_spread: float = knob(1.0, "context standard deviation around the centre, diverse regime")
+    position_decay: float = knob(0.3, "common drop of alpha_jk per position down the list")
+    position_noise: float = knob(0.3, "std of the item-specific part of the position effect alpha_jk")
+    lam: float = knob(1.0, "ridge / prior precision lambda of every per-item GLM (V_j = lam I at start)")
+    ucb_scale: float = knob(0.5, "multiplier of the confidence radius rho (0 would be G-MLE)")
+    delta: float = knob(0.05, "confidence level delta of the radius")
+    epsilon: float = knob(0.05, "exploration probability of the epsilon-greedy baseline")
+    refit_growth: float = knob(0.05, "logistic MLE: Newton step when an item's data grew by this fraction")
+    grid_items: tuple[int, ...] = knob((10, 20, 40, 60), "N values of the (N, K) grid for the sqrt(NK) claim")
+    grid_positions: tuple[int, ...] = knob((2, 3, 4, 5), "K values of the (N, K) grid, paired with grid_items")
+    movielens_path: str = knob("", "MovieLens ratings (CSV, u.data, .rds/.rda or dslabs R dir); '' skips C4")
+    ml_items: int = knob(50, "N for MovieLens: the most-rated movies")
+    ml_positions: int = knob(5, "K for MovieLens")
+    ml_dim: int = knob(5, "rank d of the user/item factors fitted to the ratings")
+    ml_logit_scale: float = knob(1.5, "logit per rating star when turning predicted ratings into click odds")
+
+
+SMOKE = Config(n_items=6, n_positions=2, dim=3, horizon=300, first_checkpoint=20, n_checkpoints=5,
+               grid_items=(4, 6, 8), grid_positions=(2, 2, 3))
+QUICK = Config()
+FULL = Config(horizon=100_000, n_checkpoints=16, n_items=50, n_positions=5, refit_growth=0.02,
+              grid_items=(10, 20, 50, 100, 200), grid_positions=(2, 3, 5, 5, 10))
+SEEDS = {"smoke": (0,), "quick": tuple(range(6)), "full": tuple(range(20))}
+
+
+def checkpoints(config: Config) -> np.ndarray:
+    """Increasing round counts (1-based) at which cumulative regret is read; the last is T."""
+    grid = np.geomspace(config.first_checkpoint, config.horizon, config.n_checkpoints)
+    return np.unique(np.round(grid).astype(np.int64))
+
+
+def make_policy(name: str, n_items: int, n_positions: int, dim: int, config: Config):
+    """A fresh policy by name: ``ucr``, ``gmle`` (UCR without bonus), ``egreedy`` or ``random``."""
+    glm = dict(link=config.link, lam=config.lam, refit_growth=config.refit_growth)
+    if name == "ucr":
+        return UCR(n_items, n_positions, dim, ucb_scale=config.ucb_scale, delta=config.delta, **glm)
+    if name == "gmle":
+        return UCR(n_items, n_positions, dim, ucb_scale=0.0, **glm)
+    if name == "egreedy":
+        return EpsilonGreedy(n_items, n_positions, dim, epsilon=config.epsilon, **glm)
+    if name == "random":
+        return RandomRanker(n_items, n_positions)
+    raise ValueError(f"unknown policy {name!r}")
+
+
+def play(env: RankingEnv, names: tuple[str, ...], config: Config, rng: np.random.Generator) -> dict:
+    """Every policy in ``names`` on one context stream: {name: Trace}."""
+    contexts = env.contexts(config.horizon, rng)
+    best = optimal_values(env, contexts)
+    seeds = rng.spawn(len(names))
+    return {name: simulate(env, make_policy(name, env.n_items, env.n_positions, env.dim, config),
+                           contexts, best, prng, checkpoints(config))
+            for name, prng in zip(names, seeds)}
+
+
+def run(config: Config, seed: int) -> SeedResult:
+    """One seed: regret curves per regime and policy, the (N, K) grid, MovieLens if present."""
+    if len(config.grid_items) != len(config.grid_positions):
+        raise ValueError("grid_items and grid_positions must have the same length")
+    rng_low, rng_high, rng_grid, rng_ml = np.random.default_rng(seed).spawn(4)
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {"t": [float(c) for c in checkpoints(config)]}
+    traces = {}
+    for regime, spread, rng in (("low", config.low_spread, rng_low), ("diverse", config.high_spread, rng_high)):
+        env = synthetic_env(rng, config.n_items, config.n_positions, config.dim, spread, config.link,
+                            config.position_decay, config.position_noise)
+        traces[regime] = play(env, POLICIES, config, rng)
+        for name, trace in traces[regime].items():
+            curves[f"regret_{regime}_{name}"] = trace.regret.tolist()
+            metrics[f"regret_{regime}_{name}"] = float(trace.regret[-1])
+
+    grid_regret = []
+    for n, k, rng in zip(config.grid_items, config.grid_positions, rng_grid.spawn(len(config.grid_items))):
+        env = synthetic_env(rng, n, k, config.dim, config.low_spread, config.link, config.position_decay,
+                            config.position_noise)
+        grid_regret.append(float(play(env, ("ucr",), config, rng)["ucr"].regret[-1]))
+    curves["grid_nk"] = [float(n * k) for n, k in zip(config.grid_items, config.grid_positions)]
+    curves["grid_regret_ucr"] = grid_regret
+
+    if config.movielens_path:
+        from icml24.papers.ranking_bandit.movielens import load_ratings, movielens_env
+
+        env = movielens_env(load_ratings(config.movielens_path), config.ml_items, config.ml_positions,
+                            config.ml_dim, rng_ml, config.position_decay, config.position_noise,
+                            config.ml_logit_scale)
+        ml = play(env, POLICIES, config, rng_ml)
+        for name, trace in ml.items():
+            metrics[f"ml_satisfaction_{name}"] = float(trace.satisfaction[-1])
+            metrics[f"ml_regret_{name}"] = float(trace.regret[-1])
+            curves[f"ml_regret_{name}"] = trace.regret.tolist()
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def _band_plot(ax, x, ys, label, **kw):
+    """Mean over seeds with a 95% t-interval band (a normal band for fewer than 2 seeds is skipped)."""
+    from scipy import stats as sps
+
+    mean = ys.mean(axis=0)
+    (line,) = ax.plot(x, mean, label=label, **kw)
+    if ys.shape[0] > 1:
+        half = sps.t.ppf(0.975, ys.shape[0] - 1) * ys.std(axis=0, ddof=1) / np.sqrt(ys.shape[0])
+        ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.2)
+
+
+def figures(result: RunResult) -> dict:
+    """Cumulative regret vs T per regime (mean, 95% CI over seeds), and regret at T vs NK (log-log)."""
+    import matplotlib.pyplot as plt
+
+    out = {}
+    t = result.curve("t")[0]
+    regimes = [("low", "low context diversity"), ("diverse", "diverse contexts")]
+    if "ml_regret_ucr" in result.curve_names():
+        regimes.append(("ml", "MovieLens semi-synthetic"))
+    for regime, title in regimes:
+        fig, (ax, axl) = plt.subplots(1, 2, figsize=(10, 3.8))
+        for name in POLICIES:
+            key = f"ml_regret_{name}" if regime == "ml" else f"regret_{regime}_{name}"
+            ys = result.curve(key)
+            _band_plot(ax, t, ys, name, marker=".")
+            _band_plot(axl, t, ys, name, marker=".")
+        axl.set_xscale("log")
+        axl.set_yscale("log")
+        ucr = result.curve(f"ml_regret_ucr" if regime == "ml" else f"regret_{regime}_ucr").mean(axis=0)
+        axl.plot(t, ucr[-1] * np.sqrt(t / t[-1]), "k--", lw=1, label="slope 1/2")
+        for a in (ax, axl):
+            a.set_xlabel("round t")
+            a.set_ylabel("cumulative regret")
+        ax.set_title(title)
+        axl.set_title("log-log")
+        axl.legend(fontsize=7)
+        fig.tight_layout()
+        out[f"regret_{regime}"] = fig
+    nk = result.curve("grid_nk")[0]
+    ys = result.curve("grid_regret_ucr")
+    fig, ax = plt.subplots(figsize=(5, 3.8))
+    ax.loglog(nk, ys.T, "o", color="C0", alpha=0.4, ms=3)
+    ax.loglog(nk, np.exp(np.log(ys).mean(axis=0)), "o-", color="C0", label="UCR (geometric mean)")
+    gm = np.exp(np.log(ys).mean(axis=0))
+    ax.loglog(nk, gm[0] * np.sqrt(nk / nk[0]), "k--", lw=1, label="sqrt(NK)")
+    ax.set_xlabel("N K")
+    ax.set_ylabel(f"UCR regret at T")
+    ax.legend()
+    fig.tight_layout()
+    out["regret_vs_nk"] = fig
+    return out
