@@ -132,7 +132,7 @@ def test_glm_estimate_converges_to_the_truth():
     for rounds in (200, 2800):
         list(_feed(glm, rng, rounds, theta_true=truth))
         errors.append(np.abs(glm.theta - truth).max())
-    assert errors[1] < 0.3 and errors[1] < 0.6 * errors[0]
+    assert errors[1] < 0.15 and errors[1] < 0.5 * errors[0]
 
 
 def test_confidence_radius_hand_value_and_monotone():

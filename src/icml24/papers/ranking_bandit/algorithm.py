@@ -116,10 +116,11 @@ class ItemGLMs:
                 self._z[j] = np.concatenate([self._z[j], np.empty_like(self._z[j])])
                 self._y[j] = np.concatenate([self._y[j], np.empty_like(self._y[j])])
             self._z[j][n], self._y[j][n] = z[pos], y[pos]
-            self.counts[j] = n = n + 1
-            if n >= self._next_refit[j]:  # warm-started Newton step on the item's data
-                self.theta[j] = logistic_newton_step(self.theta[j], self._z[j][:n], self._y[j][:n], self.lam)
-                self._next_refit[j] = max(n + 1, int(np.ceil(n * (1.0 + self.refit_growth))))
+        self.counts[items] += 1
+        for j in items[self.counts[items] >= self._next_refit[items]]:  # warm-started Newton step
+            n = self.counts[j]
+            self.theta[j] = logistic_newton_step(self.theta[j], self._z[j][:n], self._y[j][:n], self.lam)
+            self._next_refit[j] = max(n + 1, int(np.ceil(n * (1.0 + self.refit_growth))))
 
 
 def logistic_newton_step(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float,

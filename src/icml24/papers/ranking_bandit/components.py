@@ -21,6 +21,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from scipy.special import expit
 
 Link = Literal["logistic", "linear"]
 
@@ -34,7 +35,7 @@ def mean_function(eta: np.ndarray, link: Link) -> np.ndarray:
     array([0.5 , 0.75])
     """
     if link == "logistic":
-        return 0.5 * (1.0 + np.tanh(0.5 * eta))  # = 1 / (1 + e^-eta), overflow-free
+        return expit(eta)  # 1 / (1 + e^-eta), overflow-free
     if link == "linear":
         return np.asarray(eta, dtype=np.float64)
     raise ValueError(f"unknown link {link!r}; use 'logistic' or 'linear'")

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from icml24.papers.ranking_bandit.algorithm import Policy
-from icml24.papers.ranking_bandit.components import Link, best_list, mean_responses
+from icml24.papers.ranking_bandit.components import Link, best_list, mean_function, mean_responses
 
 
 @dataclass(frozen=True)
@@ -115,11 +115,12 @@ def simulate(env: RankingEnv, policy: Policy, contexts: np.ndarray, best_values:
     horizon = contexts.shape[0]
     k = env.n_positions
     positions = np.arange(k)
+    alpha, beta = env.theta[:, :k], env.theta[:, k:]
     value = np.empty(horizon)  # (T,) expected satisfaction of the shown list
     for t in range(horizon):
         x = contexts[t]
         items = policy.select(x, rng)  # (K,)
-        mu_shown = env.means(x)[items, positions]  # (K,)
+        mu_shown = mean_function(alpha[items, positions] + beta[items] @ x, env.link)  # (K,) mu_{q(k)}(x, k)
         value[t] = mu_shown.sum()
         policy.update(x, items, env.respond(mu_shown, rng))
     idx = np.asarray(checkpoints) - 1
