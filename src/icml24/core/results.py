@@ -23,25 +23,8 @@ from typing import Any, Iterable, Mapping
 TMP_PREFIX = ".tmp-"
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temp file + fsync + rename); creates parent dirs."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Binary twin of :func:`atomic_write_text` (figures)."""
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename); creates parent dirs."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
@@ -55,6 +38,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """UTF-8 text twin of :func:`atomic_write_bytes`."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def _jsonable(x: Any) -> Any:
