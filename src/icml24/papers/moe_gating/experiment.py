@@ -1,0 +1,175 @@
+"""Experiment: Voronoi loss and Hellinger error of the MLE against n, per gate (the paper's simulation).
+
+For each gate and each sample size n, ``reps`` data sets are drawn from the gate's true model
+(:func:`true_params`), the MLE is fitted from a start near the truth (:func:`initial_params`), and the
+Voronoi loss to the truth and the Hellinger distance of the fitted conditional density are recorded.
+One seed = ``reps`` replications per n; the claims engine bootstraps over seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from icml24.core.config import knob
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.moe_gating.algorithm import fit_mle, hellinger, pack, rescale_to_truth, unpack, voronoi_loss
+from icml24.papers.moe_gating.model import MoEParams, independence_check, sample
+
+INDEPENDENCE_ACTIVATIONS: tuple[str, ...] = ("tanh", "sigmoid", "relu", "identity")
+
+
+@dataclass(frozen=True)
+class Config:
+    """MLE of a 1-D, two-expert Gaussian MoE under several gates, over a range of sample sizes."""
+
+    n_min: int = knob(1000, "smallest sample size n")
+    n_max: int = knob(30000, "largest sample size n")
+    n_points: int = knob(8, "number of log-spaced sample sizes between n_min and n_max")
+    reps: int = knob(5, "replications (independent data sets) per sample size and seed")
+    gates: tuple[str, ...] = knob(("temperature", "tanh", "sigmoid", "relu"),
+                                  "gates to fit: softmax, temperature, tanh, sigmoid, relu, identity")
+    k_fit: int = knob(2, "experts in the fitted model (2 = exact-specified, 3 = over-specified)")
+    init_scale: float = knob(0.25, "sd of the Gaussian perturbation of the truth (unconstrained coordinates) used as the start")
+    beta1: float = knob(3.0, "true gate slope beta*_11 of expert 1 (expert 2 is the reference)")
+    beta0: float = knob(0.0, "true gate bias beta*_01 of expert 1")
+    tau: float = knob(0.5, "true temperature tau*")
+    a: tuple[float, float] = knob((-1.0, 1.5), "true expert slopes a*_1, a*_2")
+    b: tuple[float, float] = knob((1.0, -1.0), "true expert intercepts b*_1, b*_2")
+    nu: tuple[float, float] = knob((0.09, 0.16), "true expert variances nu*_1, nu*_2 (sd 0.3 and 0.4)")
+    max_iter: int = knob(100, "maximum Fisher-scoring iterations per fit")
+    x_grid: int = knob(64, "covariate grid points for the Hellinger integral over X ~ U[0,1]")
+    y_grid: int = knob(401, "response grid points for the Hellinger integral over y")
+    dtype: Literal["float64", "float32"] = knob("float64", "floating point type of data and fits")
+    threads: int = knob(1, "torch CPU threads used inside the run")
+
+
+SMOKE = Config(n_min=200, n_max=800, n_points=3, reps=2, gates=("temperature", "tanh", "sigmoid", "relu"),
+               max_iter=30, x_grid=16, y_grid=101)
+QUICK = Config()
+FULL = Config(n_min=1000, n_max=100000, n_points=20, reps=4,
+              gates=("softmax", "temperature", "tanh", "sigmoid", "relu"), max_iter=300)
+SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
+
+
+def true_params(config: Config) -> MoEParams:
+    """The true mixing measure G* (k* = 2, d = 1, expert 2 is the gate reference), R = 1."""
+    dt = getattr(torch, config.dtype)
+    return MoEParams(
+        beta0=torch.tensor([[config.beta0, 0.0]], dtype=dt),
+        beta1=torch.tensor([[[config.beta1], [0.0]]], dtype=dt),
+        tau=torch.tensor([config.tau], dtype=dt),
+        a=torch.tensor([[[config.a[0]], [config.a[1]]]], dtype=dt),
+        b=torch.tensor([config.b], dtype=dt),
+        nu=torch.tensor([config.nu], dtype=dt),
+    )
+
+
+def initial_params(truth: MoEParams, k_fit: int, reps: int, gate: str, scale: float,
+                   generator: torch.Generator) -> MoEParams:
+    """Starting points near the truth: truth + N(0, scale^2) in the unconstrained coordinates.
+
+    Over-specified fits (k_fit > k*) first split true expert 1 into k_fit - k* + 1 copies with
+    mass exp(beta*_01) shared equally (beta_0 - log m), then perturb.
+    """
+    extra = k_fit - truth.k
+    if extra < 0:
+        raise ValueError(f"k_fit={k_fit} is below the true number of experts {truth.k}")
+    if extra:
+        split = [0] * (extra + 1) + list(range(1, truth.k))  # fitted atom -> true atom
+        idx = torch.tensor(split)
+        shift = torch.zeros(k_fit, dtype=truth.beta0.dtype)
+        shift[: extra + 1] = -np.log(extra + 1.0)
+        truth = MoEParams(truth.beta0[:, idx] + shift, truth.beta1[:, idx], truth.tau, truth.a[:, idx],
+                          truth.b[:, idx], truth.nu[:, idx])
+    theta = pack(truth.expand(reps), gate)  # (R, p)
+    noise = scale * torch.randn(theta.shape, generator=generator, dtype=theta.dtype)
+    return unpack(theta + noise, k_fit, truth.d, gate)
+
+
+def _slope(n: np.ndarray, y: np.ndarray) -> float:
+    """OLS slope of log y on log n."""
+    return float(np.polyfit(np.log(n), np.log(y), 1)[0])
+
+
+def run(config: Config, seed: int) -> SeedResult:
+    """One seed: for every gate and n, fit ``reps`` data sets and record mean Voronoi loss and Hellinger error."""
+    torch.set_num_threads(config.threads)
+    gen = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, config.dtype)
+    truth = true_params(config)
+    ns = np.unique(np.geomspace(config.n_min, config.n_max, config.n_points).round().astype(int))
+    xs = ((torch.arange(config.x_grid, dtype=dt) + 0.5) / config.x_grid)[:, None]  # (m, 1) midpoints of U[0,1]
+    lo = min(config.b[0] + min(0.0, config.a[0]), config.b[1] + min(0.0, config.a[1])) - 8 * max(config.nu) ** 0.5
+    hi = max(config.b[0] + max(0.0, config.a[0]), config.b[1] + max(0.0, config.a[1])) + 8 * max(config.nu) ** 0.5
+    ys = torch.linspace(lo, hi, config.y_grid, dtype=dt)
+
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {"n": [float(n) for n in ns]}
+    for gate in config.gates:
+        loss, loss_rescaled, hell, unconverged = [], [], [], 0
+        for n in ns:
+            data = sample(truth, int(n), config.reps, gate, gen)
+            init = initial_params(truth, config.k_fit, config.reps, gate, config.init_scale, gen)
+            fit = fit_mle(data.x, data.y, init, gate, max_iter=config.max_iter)
+            unconverged += int((~fit.converged).sum())
+            loss.append(float(voronoi_loss(fit.params, truth, gate).total.mean()))
+            if gate != "softmax":
+                moved = rescale_to_truth(fit.params, truth)
+                loss_rescaled.append(float(voronoi_loss(moved, truth, gate).total.mean()))
+            hell.append(float(hellinger(fit.params, truth, gate, xs, ys).mean()))
+        curves[f"loss_{gate}"] = loss
+        curves[f"hellinger_{gate}"] = hell
+        if loss_rescaled:
+            curves[f"loss_rescaled_{gate}"] = loss_rescaled
+        metrics[f"slope_{gate}"] = _slope(ns, np.array(loss))
+        metrics[f"hellinger_slope_{gate}"] = _slope(ns, np.array(hell))
+        metrics[f"unconverged_{gate}"] = float(unconverged)
+    for act in INDEPENDENCE_ACTIVATIONS:
+        metrics[f"independence_{act}"] = independence_check(act, (config.beta1,)).second_order
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def figures(result: RunResult) -> dict:
+    """Log-log Voronoi loss vs n per gate (with fitted slopes), and Hellinger error vs n."""
+    import matplotlib.pyplot as plt
+
+    from icml24.core.stats import slope_over_seeds
+
+    n = result.curve("n")[0]
+    out = {}
+    for prefix, title, fname in (("loss_", "Voronoi loss D(G_hat, G*)", "voronoi_loss_vs_n"),
+                                 ("hellinger_", "Hellinger error E_X h(p_hat, p*)", "hellinger_vs_n")):
+        fig, ax = plt.subplots(figsize=(5.6, 4.0))
+        names = sorted(c for c in result.curve_names() if c.startswith(prefix) and "rescaled" not in c)
+        for name in names:
+            ys = result.curve(name)  # (S, P)
+            geo = np.exp(np.log(ys).mean(axis=0))
+            est = slope_over_seeds(n, ys)
+            line, = ax.loglog(n, geo, marker="o", ms=3,
+                              label=f"{name[len(prefix):]}: slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}]")
+            ax.fill_between(n, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.12)
+        ref = np.exp(np.log(result.curve(names[0])).mean(axis=0))[0] * (n / n[0]) ** -0.5 if names else n ** -0.5
+        ax.loglog(n, ref, "k--", lw=1, label="n^-1/2")
+        ax.set_xlabel("sample size n")
+        ax.set_ylabel(title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out[fname] = fig
+    if "loss_rescaled_temperature" in result.curve_names():
+        fig, ax = plt.subplots(figsize=(5.6, 4.0))
+        for name, label in (("loss_temperature", "temperature gate, fit as returned"),
+                            ("loss_rescaled_temperature", "temperature gate, moved along (beta1, tau) ray to tau*")):
+            ys = result.curve(name)
+            est = slope_over_seeds(n, ys)
+            ax.loglog(n, np.exp(np.log(ys).mean(axis=0)), marker="o", ms=3,
+                      label=f"{label}: slope {est.value:.2f}")
+        ax.set_xlabel("sample size n")
+        ax.set_ylabel("Voronoi loss")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out["temperature_scale_direction"] = fig
+    return out
