@@ -13,6 +13,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                   "EpsilonGreedy", "RandomRanker", "Oracle"],
     "env": ["RankingEnv", "synthetic_env", "optimal_values", "simulate", "Trace"],
     "movielens": ["Ratings", "load_ratings", "fit_factors", "movielens_env", "RatingFactors"],
+    "rdata": ["read_r_object", "read_r_objects", "unserialize", "RObject"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
     "claims": ["CLAIMS", "check"],
 })
