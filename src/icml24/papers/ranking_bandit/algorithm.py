@@ -97,9 +97,9 @@ class ItemGLMs:
         """
         k = self.k
         diag = np.diagonal(self.v_inv[:, :k, :k], axis1=1, axis2=2)  # (N, K)
-        cross = self.v_inv[:, :k, k:] @ x  # (N, K)
-        quad = np.einsum("p,npq,q->n", x, self.v_inv[:, k:, k:], x)  # (N,)
-        return np.sqrt(np.maximum(diag + 2.0 * cross + quad[:, None], 0.0))
+        u = self.v_inv[:, :, k:] @ x  # (N, p): rows :K are V^{-1}[k, K:] x, rows K: are V^{-1}[K:, K:] x
+        quad = u[:, k:] @ x  # (N,)
+        return np.sqrt(np.maximum(diag + 2.0 * u[:, :k] + quad[:, None], 0.0))
 
     def update(self, x: np.ndarray, items: np.ndarray, y: np.ndarray) -> None:
         """Add the responses ``y`` (K,) of the list ``items`` (K,) shown to context ``x``."""

@@ -146,6 +146,7 @@ def _band_plot(ax, x, ys, label, **kw):
 def figures(result: RunResult) -> dict:
     """Cumulative regret vs T per regime (mean, 95% CI over seeds), and regret at T vs NK (log-log)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
 
     out = {}
     t = result.curve("t")[0]
@@ -161,7 +162,7 @@ def figures(result: RunResult) -> dict:
             _band_plot(axl, t, ys, name, marker=".")
         axl.set_xscale("log")
         axl.set_yscale("log")
-        ucr = result.curve(f"ml_regret_ucr" if regime == "ml" else f"regret_{regime}_ucr").mean(axis=0)
+        ucr = result.curve("ml_regret_ucr" if regime == "ml" else f"regret_{regime}_ucr").mean(axis=0)
         axl.plot(t, ucr[-1] * np.sqrt(t / t[-1]), "k--", lw=1, label="slope 1/2")
         for a in (ax, axl):
             a.set_xlabel("round t")
@@ -178,8 +179,10 @@ def figures(result: RunResult) -> dict:
     ax.loglog(nk, np.exp(np.log(ys).mean(axis=0)), "o-", color="C0", label="UCR (geometric mean)")
     gm = np.exp(np.log(ys).mean(axis=0))
     ax.loglog(nk, gm[0] * np.sqrt(nk / nk[0]), "k--", lw=1, label="sqrt(NK)")
-    ax.set_xlabel("N K")
-    ax.set_ylabel(f"UCR regret at T")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(nk, [f"{v:g}" for v in nk])
+    ax.set_xlabel("N K  (grid of (N, K) pairs)")
+    ax.set_ylabel("UCR regret at T")
     ax.legend()
     fig.tight_layout()
     out["regret_vs_nk"] = fig
