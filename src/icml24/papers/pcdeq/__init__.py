@@ -1,0 +1,17 @@
+"""pcDEQ: positive concave deep equilibrium models (Gabor, Piotrowski, Cavalcante, ICML 2024).
+
+Import the pieces you need, e.g. ``from icml24.papers.pcdeq import PcDEQLinear, DEQ, attach_projection``;
+the package itself imports no torch until a name is used.
+"""
+
+from icml24.core.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "components": ["SolverStats", "FixedPointResult", "fixed_point_iteration", "pcdeq_injection",
+                   "PcDEQLinear", "PcDEQConv", "UnconstrainedDEQLinear", "project_nonnegative_",
+                   "attach_projection", "DEQ", "unrolled_deq", "LinearDEQNet", "MLPNet", "n_params",
+                   "RowSolve", "iterate_rows", "random_instance", "thompson_distance", "geometric_rate"],
+    "data": ["ImageData", "procedural_digits", "read_idx", "load_idx_dataset"],
+    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures", "property_study"],
+    "claims": ["CLAIMS", "check"],
+})

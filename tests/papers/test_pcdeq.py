@@ -1,0 +1,209 @@
+"""pcDEQ math: the solver, implicit gradients, the projection, positive-concave properties, data I/O."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from icml24.core.errors import UserError
+from icml24.papers.pcdeq import (
+    DEQ, LinearDEQNet, MLPNet, PcDEQConv, PcDEQLinear, UnconstrainedDEQLinear, attach_projection,
+    fixed_point_iteration, geometric_rate, iterate_rows, load_idx_dataset, n_params, procedural_digits,
+    random_instance, read_idx, thompson_distance, unrolled_deq,
+)
+
+ACTS = ("tanh", "softsign", "relu6", "sigmoid")
+
+
+def _layer(width=6, act="tanh", norm=20.0, seed=0, dtype=torch.float64, cls=PcDEQLinear):
+    """A pcDEQ layer whose W >= 0 has spectral norm ``norm`` (far above 1)."""
+    gen = torch.Generator().manual_seed(seed)
+    layer = cls(width, act, generator=gen).to(dtype)
+    with torch.no_grad():
+        layer.v.copy_(torch.rand(width, width, generator=gen, dtype=dtype))
+        layer.g.copy_(torch.linalg.vector_norm(layer.v, dim=1))
+        layer.g.mul_(norm / torch.linalg.matrix_norm(layer.weight(), ord=2))
+    return layer
+
+
+def test_solver_hand_computed_trace():
+    # z <- 0.5 z + 1 from 0: 1, 1.5, 1.75; residuals |z1 - z0| / (|z1| + 1e-5) = 1/(1+1e-5), 0.5/1.5, ...
+    r = fixed_point_iteration(lambda z: 0.5 * z + 1.0, torch.zeros(1, dtype=torch.float64), max_iter=3, tol=0.0)
+    assert r.stats.steps == 3 and not r.stats.converged
+    assert float(r.z) == 1.75
+    assert r.stats.residuals == pytest.approx((1 / (1 + 1e-5), 0.5 / (1.5 + 1e-5), 0.25 / (1.75 + 1e-5)))
+    assert r.stats.rel_residual == r.stats.residuals[-1]
+
+
+@pytest.mark.parametrize("act", ACTS)
+def test_fixed_point_satisfies_its_equation_for_large_norm(act):
+    layer = _layer(act=act, norm=50.0)
+    deq = DEQ(layer, max_iter=500, tol=1e-13)
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    z = deq(x)
+    assert deq.forward_stats.converged
+    assert torch.allclose(z, layer(z, layer.inject(x)), atol=1e-11)
+    assert (z > 0).all()
+
+
+def test_conv_layer_fixed_point():
+    gen = torch.Generator().manual_seed(0)
+    layer = PcDEQConv(3, "tanh", generator=gen).double()
+    with torch.no_grad():
+        layer.g.mul_(1e4)  # ||W|| >> 1, still W >= 0
+    deq = DEQ(layer, max_iter=500, tol=1e-12)
+    x = torch.randn(2, 3, 5, 5, generator=gen, dtype=torch.float64)
+    z = deq(x)
+    assert deq.forward_stats.converged and torch.allclose(z, layer(z, layer.inject(x)), atol=1e-10)
+
+
+@pytest.mark.parametrize("act", ("tanh", "sigmoid"))
+def test_implicit_gradient_equals_unrolled_gradient(act):
+    layer = _layer(act=act, norm=3.0)
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(2), dtype=torch.float64, requires_grad=True)
+    c = torch.randn(3, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    deq = DEQ(layer, max_iter=1000, tol=1e-14)
+    implicit = torch.autograd.grad((deq(x) * c).sum(), (x, layer.v, layer.g))
+    unrolled = torch.autograd.grad((unrolled_deq(layer, x, 300) * c).sum(), (x, layer.v, layer.g))
+    assert deq.backward_stats.converged
+    for a, b in zip(implicit, unrolled):
+        assert torch.allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_gradcheck_of_implicit_backward():
+    layer = _layer(width=4, norm=5.0)
+    deq = DEQ(layer, max_iter=2000, tol=1e-15)
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(4), dtype=torch.float64, requires_grad=True)
+    v = layer.v.detach().clone().requires_grad_()
+    g = layer.g.detach().clone().requires_grad_()
+
+    def f(x, v, g):
+        return torch.func.functional_call(deq, {"layer.v": v, "layer.g": g}, (x,))
+
+    assert torch.autograd.gradcheck(f, (x, v, g), eps=1e-6, atol=1e-6)
+
+
+def test_projection_keeps_weights_nonnegative_and_is_needed():
+    x = torch.randn(16, 5, generator=torch.Generator().manual_seed(5))
+    negative_seen = {}
+    for cls in (PcDEQLinear, UnconstrainedDEQLinear):
+        layer = cls(5, "tanh", generator=torch.Generator().manual_seed(6))
+        deq = DEQ(layer)
+        opt = torch.optim.Adam(layer.parameters(), lr=0.05)
+        attach_projection(opt, layer)
+        for _ in range(10):
+            opt.zero_grad()
+            deq(x).sum().backward()  # minimising sum(z) drives W below 0 unless projected
+            opt.step()
+            if cls is PcDEQLinear:
+                assert (layer.v >= 0).all() and (layer.g >= 0).all() and (layer.weight() >= 0).all()
+        negative_seen[cls.__name__] = bool((layer.weight() < 0).any())
+    assert negative_seen == {"PcDEQLinear": False, "UnconstrainedDEQLinear": True}
+
+
+@pytest.mark.parametrize("act", ACTS)
+def test_positive_concave_mapping_properties(act):
+    """g_x(z) = sigma(W z + x~) with W >= 0, x~ from the injection: positive, monotone, concave,
+    strictly sub-homogeneous (alpha g(z) > g(alpha z), alpha > 1) and Thompson-nonexpansive on the orthant."""
+    layer = _layer(width=8, act=act, norm=30.0, seed=7)
+    gen = torch.Generator().manual_seed(8)
+    x_t = layer.inject(torch.randn(50, 8, generator=gen, dtype=torch.float64))
+    a = 3 * torch.rand(50, 8, generator=gen, dtype=torch.float64)
+    b = a + torch.rand(50, 8, generator=gen, dtype=torch.float64)  # b >= a
+    lam = torch.rand(50, 1, generator=gen, dtype=torch.float64)
+    with torch.no_grad():
+        ga, gb = layer(a, x_t), layer(b, x_t)
+        assert (ga > 0).all()  # positivity on the orthant
+        assert (gb >= ga).all()  # monotonicity
+        mix = layer(lam * a + (1 - lam) * b, x_t)
+        assert (mix >= lam * ga + (1 - lam) * gb - 1e-12).all()  # concavity
+        for alpha in (1.5, 4.0):
+            assert (alpha * ga > layer(alpha * a, x_t)).all()  # scalability
+        ap, bp = a + 0.1, b + 0.1  # interior points
+        assert (thompson_distance(layer(ap, x_t), layer(bp, x_t)) <= thompson_distance(ap, bp) + 1e-12).all()
+
+
+def test_every_start_reaches_one_point_geometrically():
+    rng = np.random.default_rng(9)
+    for norm in (0.5, 2.0, 50.0):
+        w, x = random_instance(32, norm, rng, nonnegative=True)
+        assert (w >= 0).all() and np.isclose(np.linalg.norm(w, 2), norm) and (x > 0).all()
+        starts = np.vstack([np.zeros(32), rng.uniform(0, 5, (7, 32))])
+        sol = iterate_rows(w, x, starts, max_iter=3000, tol=1e-12)
+        assert sol.converged.all()
+        assert np.abs(sol.z - sol.z[:1]).max() < 1e-9
+        assert geometric_rate(sol.residuals[: sol.steps[0], 0]) < 0.99
+
+
+def test_signed_contrast_is_not_vacuous():
+    """A signed tanh layer of norm 10 fails (no convergence or two end points) for some random instance."""
+    rng = np.random.default_rng(10)
+    fails = 0
+    for _ in range(5):
+        w, x = random_instance(32, 10.0, rng, nonnegative=False)
+        sol = iterate_rows(w, x, np.vstack([np.zeros(32), rng.normal(0, 2, (3, 32))]), max_iter=500)
+        fails += not (sol.converged.all() and np.abs(sol.z - sol.z[:1]).max() < 1e-6)
+    assert fails >= 1
+
+
+def test_row_solver_matches_torch_solver():
+    rng = np.random.default_rng(11)
+    w, x = random_instance(10, 3.0, rng, nonnegative=True)
+    starts = rng.uniform(0, 2, (3, 10))
+    fast = iterate_rows(w, x, starts, max_iter=400, tol=1e-13)
+    wt, xt = torch.from_numpy(w), torch.from_numpy(x)
+    for r in range(3):
+        naive = fixed_point_iteration(lambda z: torch.tanh(wt @ z + xt), torch.from_numpy(starts[r]), 400, 1e-13)
+        assert np.allclose(fast.z[r], naive.z.numpy(), atol=1e-12)
+
+
+def test_parameter_matched_baseline():
+    deq = LinearDEQNet(64, 80, 10, PcDEQLinear(80))
+    assert n_params(deq) == n_params(MLPNet(64, 80, 10)) == 64 * 80 + 80 + 160 + 80 * 80 + 80 + 160 + 810
+
+
+def _write_idx(path, array, gz):
+    header = struct.pack(">BBBB", 0, 0, 8, array.ndim) + struct.pack(">" + "I" * array.ndim, *array.shape)
+    data = header + array.astype(np.uint8).tobytes()
+    (gzip.open if gz else open)(path, "wb").write(data)
+
+
+def test_idx_reader_and_loader(tmp_path):
+    rng = np.random.default_rng(12)
+    imgs = rng.integers(0, 256, (7, 28, 28))
+    labels = rng.integers(0, 10, 7)
+    _write_idx(tmp_path / "train-images-idx3-ubyte.gz", imgs, gz=True)
+    _write_idx(tmp_path / "train-labels-idx1-ubyte.gz", labels, gz=True)
+    _write_idx(tmp_path / "t10k-images-idx3-ubyte", imgs[:3], gz=False)
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte", labels[:3], gz=False)
+    assert np.array_equal(read_idx(tmp_path / "train-images-idx3-ubyte.gz"), imgs)
+    d = load_idx_dataset(tmp_path, n_train=5, n_test=10, seed=0)
+    assert tuple(d.x_train.shape) == (5, 1, 28, 28) and tuple(d.x_test.shape) == (3, 1, 28, 28)
+    assert torch.equal(d.y_test, torch.from_numpy(labels[:3]))
+    assert float(d.x_train.max()) <= 1.0
+    with pytest.raises(UserError):
+        load_idx_dataset(tmp_path / "missing", 5, 5, 0)
+
+
+def test_procedural_digits_deterministic_and_classes_differ():
+    a, b = procedural_digits(200, 10, 16, 0.0, seed=3), procedural_digits(200, 10, 16, 0.0, seed=3)
+    assert torch.equal(a.x_train, b.x_train) and torch.equal(a.y_train, b.y_train)
+    means = torch.stack([a.x_train[a.y_train == k].mean(0).flatten() for k in range(10)])
+    assert torch.cdist(means, means).add(torch.eye(10) * 1e3).min() > 0.5  # class templates are distinct
+
+
+@pytest.mark.slow
+def test_quick_claims(tmp_path):
+    from icml24.core.registry import get_paper
+    from icml24.core.store import RunRequest, execute_runs
+
+    paper = get_paper("pcdeq")
+    (out,) = execute_runs([RunRequest(paper, "quick", paper.preset("quick"), paper.default_seeds("quick"))],
+                          root=tmp_path)
+    verdicts = {c["claim_id"]: c["verdict"] for c in out.result.claims}
+    for cid in ("C1", "C2", "C3", "C4", "C6"):
+        assert verdicts[cid] == "pass", cid
