@@ -28,6 +28,27 @@ def readme_section(readme: Path, title: str) -> str:
     return m.group(1).strip() if m else ""
 
 
+def markdown_lite(text: str):
+    r"""README prose for the report: escaped first, then fenced code -> <pre>, `code` -> <code>.
+
+    >>> str(markdown_lite("run `x<y`:\n```\nicml24 list\n```"))
+    '<div class="md">run <code>x&lt;y</code>:</div><pre>icml24 list</pre>'
+    """
+    from markupsafe import Markup, escape
+
+    parts = []
+    for i, chunk in enumerate(re.split(r"^```[^\n]*\n?", text, flags=re.M)):
+        chunk = chunk.strip("\n")
+        if not chunk:
+            continue
+        if i % 2:
+            parts.append(f"<pre>{escape(chunk)}</pre>")
+        else:
+            html = re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(chunk)))
+            parts.append(f'<div class="md">{html}</div>')
+    return Markup("".join(parts))
+
+
 def _paper_context(slug: str, results_root: Path, preset: str) -> dict[str, Any]:
     paper = get_paper(slug)
     summary_path = results_root / slug / f"{preset}.json"
@@ -58,6 +79,7 @@ def build_report(out: str | Path = "report", results_root: str | Path = "results
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
+    env.filters["md"] = markdown_lite
     papers = [_paper_context(s, results_root, preset) for s in slugs]
     papers.sort(key=lambda p: p["card"].number)
     for p in papers:
