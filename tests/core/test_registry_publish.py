@@ -1,0 +1,63 @@
+"""Registry discovery and publishing (results summary, README block, paper table)."""
+
+from __future__ import annotations
+
+import pytest
+
+from icml24.core import publish as P
+from icml24.core.errors import UserError
+from icml24.core.registry import get_paper, list_papers
+from icml24.core.store import RunRequest, execute_runs
+
+
+def test_template_is_loadable_but_not_listed(monkeypatch):
+    assert "_template" not in list_papers()
+    assert "_template" in list_papers(include_hidden=True)
+    assert get_paper("_template").card.number == 0
+    with pytest.raises(UserError, match="unknown paper 'nope'"):
+        get_paper("nope")
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "demo=icml24.papers._template")
+    assert "demo" in list_papers() and get_paper("demo").card.title.startswith("Template")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pub")
+    paper = get_paper("_template")
+    (out,) = execute_runs([RunRequest(paper, "quick", paper.preset("smoke"), (0, 1, 2))], root=root / "runs")
+    return root, out
+
+
+def test_publish_writes_summary_and_figures_and_readme_block(finished):
+    root, out = finished
+    readme = root / "README.md"
+    readme.write_text(f"# x\n\n{P.START}\nold\n{P.END}\n\ntail\n")
+    path = P.publish(out.result, out.run_dir, root / "results", readme=readme)
+    assert path == root / "results" / "_template" / "quick.json"
+    assert (root / "results" / "_template" / "figures" / "quick" / "rmse_vs_n.png").is_file()
+    # results outside the checkout's own results/ never touch a README
+    assert "old" in readme.read_text()
+    assert P.update_readme(readme, P.R.read_json(path))
+    block = P.readme_block(readme)
+    assert block == P.render_results_block(P.R.read_json(path))
+    assert "| C1 | slope |" in block and readme.read_text().endswith("\n\ntail\n")
+
+
+def test_readme_without_markers_is_left_alone(tmp_path, finished):
+    readme = tmp_path / "README.md"
+    readme.write_text("# no block here\n")
+    assert not P.update_readme(readme, finished[1].result.to_dict())
+    assert readme.read_text() == "# no block here\n"
+
+
+def test_papers_table_lists_each_slug_with_verdicts(finished):
+    root, out = finished
+    P.publish(out.result, out.run_dir, root / "results", readme=None)
+    table = P.render_papers_table(root / "results", ["_template"])
+    assert table.startswith(P.TABLE_START) and table.endswith(P.TABLE_END)
+    assert "`_template`" in table and ("pass" in table or "fail" in table)
+
+
+def test_fmt():
+    assert P.fmt(None) == "-" and P.fmt(float("nan")) == "-"
+    assert P.fmt(0.123456) == "0.123" and P.fmt(1.5e-5) == "1.50e-05" and P.fmt(0.0) == "0"
