@@ -96,7 +96,12 @@ def _slope(n: np.ndarray, y: np.ndarray) -> float:
 
 
 def run(config: Config, seed: int) -> SeedResult:
-    """One seed: for every gate and n, fit ``reps`` data sets and record mean Voronoi loss and Hellinger error."""
+    """One seed: for every gate and n, fit ``reps`` data sets and record mean Voronoi loss and Hellinger error.
+
+    ``loss_rescaled_<gate>`` moves each fit along the ray (beta_1, tau) -> c (beta_1, tau) to tau = tau*
+    first; that move keeps the density only for the temperature gate and homogeneous activations (ReLU),
+    so for tanh and sigmoid the curve is a comparison, not an equivalent fit.
+    """
     torch.set_num_threads(config.threads)
     gen = torch.Generator().manual_seed(seed)
     dt = getattr(torch, config.dtype)
