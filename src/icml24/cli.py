@@ -104,15 +104,18 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
 
 
 class _Progress:
-    """A rich progress bar per run request (advanced per finished seed)."""
+    """A rich progress bar per run request, advanced per finished seed; one plain line per finished
+    seed instead when the output is not a terminal (CI logs, pipes)."""
 
     def __init__(self, requests, enabled: bool = True):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.requests = requests
+        self.enabled = enabled
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=_console(), disable=not enabled)
         self.tasks: dict[int, int] = {}
+        self.counts: dict[int, list[int]] = {}
 
     def __enter__(self):
         self.progress.__enter__()
@@ -127,12 +130,19 @@ class _Progress:
                 req = self.requests[i]
                 label = f"{req.paper.slug} [{req.preset}]" + (f" (resumed {skipped})" if skipped else "")
                 self.tasks[i] = self.progress.add_task(label, total=total, completed=skipped)
+                self.counts[i] = [skipped, total]
         elif kind == "done":
             i, out = payload
             self.progress.advance(self.tasks[i])
+            self.counts[i][0] += 1
             if out.error:
                 self.progress.console.print(f"[red]{out.unit.slug} seed {out.unit.seed} failed after "
                                             f"{out.attempts} attempts:[/red] {out.error.strip().splitlines()[-1]}")
+            elif not self.enabled:
+                done, total = self.counts[i]
+                secs = out.result.get("wall_time", 0.0)
+                print(f"[{done}/{total}] {out.unit.slug} [{out.unit.preset}] seed {out.unit.seed} done "
+                      f"in {secs:.1f} s", file=sys.stderr, flush=True)
 
 
 def _claims_table(slug: str, claims: list[dict]):
