@@ -1,0 +1,189 @@
+"""Experiment: projected neural TD on a random finite MDP with exactly known references.
+
+One seed draws an MDP + policy + features, and one network initialisation per width. For each width it
+computes the NTK-linearised projected TD fixed point ``Q_ref`` exactly and the width-dependent floor
+(the limit of the expected-update algorithm). At ``td_width`` it runs projected neural TD along
+``n_chains`` independent trajectories with
+
+* the theory schedule ``alpha_t = beta / (t + t_0)``, weighted averaging, Markovian sampling (C1);
+* the same schedule with i.i.d. sampling (C3);
+* the earlier analyses' ``alpha = alpha_0 / sqrt(T)`` with a uniform average, one run per horizon T (C1b);
+
+and records ``E||Q(theta_bar_T) - Q_ref||_mu^2`` (mean over chains) against T.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from icml24.core.config import knob
+from icml24.core.results import RunResult, SeedResult
+from icml24.core.stats import loglog_slope
+from icml24.papers.neural_td.algorithm import (earlier_schedule, expected_neural_td, iid_transitions,
+                                               markov_transitions, neural_td, theory_schedule)
+from icml24.papers.neural_td.components import (as_tensor, forward, init_network, linearized_fixed_point,
+                                                mu_error, ntk_gram, random_pair_chain, sigma_spectrum)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Projected neural TD on a random MDP: rate in T (theory vs earlier schedule, Markov vs i.i.d.) and floor vs m."""
+
+    n_states: int = knob(5, "number of MDP states |S|")
+    n_actions: int = knob(2, "number of actions |A| (the chain runs over N = |S||A| state-action pairs)")
+    feature_dim: int = knob(16, "dimension d of the unit-norm features phi(s, a), the network input")
+    concentration: float = knob(5.0, "Dirichlet concentration of the transition and policy rows")
+    gamma: float = knob(0.5, "discount factor gamma")
+    depth: int = knob(2, "number of trained layers L (W_1 is m x d, W_2..W_L are m x m)")
+    widths: tuple[int, int, int] = knob((16, 64, 256), "three widths m whose error floors are compared (C2)")
+    td_width: int = knob(64, "width m of the stochastic neural TD runs (C1, C1b, C3)")
+    omega: float = knob(0.5, "radius omega of the projection ball B(theta_0, omega)")
+    T: int = knob(10_000, "updates of the theory-schedule runs (largest T)")
+    t_first: int = knob(100, "first checkpoint T")
+    n_checkpoints: int = knob(12, "number of geometrically spaced checkpoints from t_first to T")
+    fit_from: int = knob(1000, "smallest T used in the log-log slope fits (start of the pre-floor range)")
+    n_chains: int = knob(4, "independent trajectories per seed and variant; errors are averaged over them")
+    beta_mult: float = knob(2.0, "theory schedule: beta = beta_mult / lambda, lambda = (1-gamma) lambda_min^+")
+    alpha_max_frac: float = knob(0.5, "first step alpha_max = alpha_max_frac / max_x K(x, x) (K: NTK Gram)")
+    earlier_alpha0: float = knob(1.0, "earlier analyses' constant step alpha = alpha0 / sqrt(T)")
+    earlier_horizons: tuple[int, ...] = knob((625, 1250, 2500, 5000, 10_000),
+                                             "horizons T of the earlier-schedule runs (one run each)")
+    floor_iters: int = knob(1500, "iterations of the expected-update algorithm that gives the floor")
+    floor_step: float = knob(0.5, "expected-update step, as a multiple of 1 / lambda_max(Sigma_pi)")
+
+
+SMOKE = Config(widths=(8, 16, 32), td_width=16, T=300, t_first=50, n_checkpoints=4, fit_from=50,
+               n_chains=2, earlier_horizons=(100, 200, 300), floor_iters=60)
+QUICK = Config()
+FULL = Config(widths=(64, 256, 1024), td_width=256, T=200_000, t_first=200, n_checkpoints=16, fit_from=2000,
+              n_chains=8, earlier_horizons=(3125, 6250, 12_500, 25_000, 50_000, 100_000, 200_000),
+              floor_iters=5000)
+SEEDS = {"smoke": (0,), "quick": tuple(range(5)), "full": tuple(range(10))}
+
+
+def _checkpoints(config: Config) -> np.ndarray:
+    return np.unique(np.geomspace(config.t_first, config.T, config.n_checkpoints).astype(int))
+
+
+def run(config: Config, seed: int) -> SeedResult:
+    """One seed: exact references and floors per width, then the three stochastic variants at td_width."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _run(config, seed)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(config: Config, seed: int) -> SeedResult:
+    rng = np.random.default_rng(seed)
+    chain = random_pair_chain(config.n_states, config.n_actions, config.feature_dim, config.gamma, rng,
+                              config.concentration)
+    phi = as_tensor(chain.phi)
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {}
+
+    def setup(m: int):
+        net = init_network(config.feature_dim, m, config.depth, torch.Generator().manual_seed(seed * 7919 + m))
+        K = ntk_gram(net, phi).double().numpy()  # (N, N)
+        q0 = forward(net, phi).q.double().numpy()  # (N,)
+        return net, K, sigma_spectrum(K, chain.mu), linearized_fixed_point(chain, K, q0, config.omega)
+
+    floors = []
+    for i, m in enumerate(config.widths, start=1):
+        net, K, spec, ref = setup(m)
+        lim = expected_neural_td(net, chain, config.omega, config.floor_step / spec.eigvals.max(), config.floor_iters)
+        floors.append(mu_error(lim.q, ref.q, chain.mu))
+        metrics[f"log10_floor_w{i}"] = float(np.log10(floors[-1]))
+    curves["width"] = [float(m) for m in config.widths]
+    curves["floor"] = [float(f) for f in floors]
+
+    net, K, spec, ref = setup(config.td_width)
+    lam = (1 - config.gamma) * spec.lambda_min_pos  # strong monotonicity on the range of Sigma_pi
+    alpha_max = config.alpha_max_frac / K.diagonal().max()
+    metrics.update(lambda_min_pos=spec.lambda_min_pos, kappa=float(K.diagonal().max() / lam),
+                   ref_free_norm=ref.free_norm, ball_active=float(ref.nu > 0),
+                   ref_dist_qpi=float(mu_error(ref.q, chain.q_pi, chain.mu)))
+
+    # theory schedule, Markovian and i.i.d. sampling, one batched run of 2 * n_chains chains
+    cks = _checkpoints(config)
+    n = config.n_chains
+    mk = markov_transitions(chain.P, chain.mu, config.T, n, rng)
+    iid = iid_transitions(chain.P, chain.mu, config.T, n, rng)
+    both = type(mk)(np.concatenate([mk.cur, iid.cur]), np.concatenate([mk.nxt, iid.nxt]))
+    trace = neural_td(net, chain, both, theory_schedule(config.T, lam, alpha_max, config.beta_mult),
+                      config.omega, cks, ref.q)
+    err_mk, err_iid = trace.error[:n].mean(0), trace.error[n:].mean(0)  # (C,) E over chains
+    fit = cks >= config.fit_from
+    curves.update(T=[float(c) for c in cks], err_markov=list(err_mk), err_iid=list(err_iid),
+                  err_markov_last=list(trace.last_error[:n].mean(0)),
+                  T_fit=[float(c) for c in cks[fit]], err_markov_fit=list(err_mk[fit]), err_iid_fit=list(err_iid[fit]))
+    metrics.update(slope_markov=loglog_slope(cks[fit], err_mk[fit]).slope,
+                   slope_iid=loglog_slope(cks[fit], err_iid[fit]).slope,
+                   err_markov_final=float(err_mk[-1]), err_iid_final=float(err_iid[-1]),
+                   max_dev_over_omega=float(trace.dev_norm.max() / config.omega),
+                   floor_td_width=float(mu_error(expected_neural_td(net, chain, config.omega,
+                                                                    config.floor_step / spec.eigvals.max(),
+                                                                    config.floor_iters).q, ref.q, chain.mu))
+                   if config.td_width not in config.widths else float(floors[config.widths.index(config.td_width)]))
+
+    # earlier analyses: constant alpha0 / sqrt(T), uniform average, a separate run per horizon
+    err_old = []
+    for horizon in config.earlier_horizons:
+        tr = markov_transitions(chain.P, chain.mu, horizon, n, rng)
+        res = neural_td(net, chain, tr, earlier_schedule(horizon, config.earlier_alpha0), config.omega,
+                        np.array([horizon]), ref.q)
+        err_old.append(float(res.error[:, -1].mean()))
+    horizons = np.asarray(config.earlier_horizons, dtype=float)
+    curves.update(T_earlier=list(horizons), err_earlier=err_old)
+    old_fit = horizons >= config.fit_from
+    metrics.update(slope_earlier=loglog_slope(horizons[old_fit], np.asarray(err_old)[old_fit]).slope,
+                   err_earlier_final=err_old[-1])
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def figures(result: RunResult) -> dict:
+    """Error of the averaged iterate vs T (three variants, fitted slopes, floor) and floor vs width."""
+    import matplotlib.pyplot as plt
+
+    from icml24.core.stats import slope_over_seeds
+
+    def gmean(name: str) -> np.ndarray:
+        return np.exp(np.log(result.curve(name)).mean(axis=0))
+
+    T = result.curve("T")[0]
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for name, label, style in (("err_markov", "theory schedule, Markovian", "o-"),
+                               ("err_iid", "theory schedule, i.i.d.", "s--"),
+                               ("err_markov_last", "theory schedule, Markovian, last iterate", ":")):
+        ax.loglog(T, gmean(name), style, label=label, ms=4)
+    Te = result.curve("T_earlier")[0]
+    ax.loglog(Te, gmean("err_earlier"), "^-", label="earlier schedule alpha0/sqrt(T), uniform avg", ms=5)
+    for x, y, c in (("T_fit", "err_markov_fit", "C0"), ("T_earlier", "err_earlier", "C3")):
+        xs = result.curve(x)[0]
+        est = slope_over_seeds(xs, result.curve(y))
+        yg = gmean(y)
+        fit = np.exp(np.mean(np.log(yg)) + est.value * (np.log(xs) - np.mean(np.log(xs))))
+        ax.loglog(xs, fit, color=c, lw=3, alpha=0.35, label=f"fit slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}]")
+    floor = np.exp(np.mean(np.log(result.metric("floor_td_width"))))
+    ax.axhline(floor, color="k", lw=1, ls="--", label="width floor (expected-update limit)")
+    ax.set_xlabel("T (updates)")
+    ax.set_ylabel("E ||Q(theta_bar_T) - Q_ref||_mu^2  (geo. mean over seeds)")
+    ax.legend(fontsize=7)
+    ax.set_title(f"projected neural TD, m = {result.config.get('td_width')}, L = {result.config.get('depth')}")
+    fig.tight_layout()
+
+    fig2, ax2 = plt.subplots(figsize=(4.6, 3.6))
+    widths, floors = result.curve("width")[0], result.curve("floor")
+    for row in floors:
+        ax2.loglog(widths, row, color="0.7", lw=1)
+    ax2.loglog(widths, np.exp(np.log(floors).mean(axis=0)), "o-", color="C0", label="geo. mean over seeds")
+    ax2.loglog(widths, floors.mean(axis=0)[0] * widths[0] / widths, "k--", lw=1, label="1/m")
+    ax2.set_xlabel("width m")
+    ax2.set_ylabel("floor ||Q(theta_inf) - Q_ref||_mu^2")
+    ax2.legend(fontsize=8)
+    fig2.tight_layout()
+    return {"error_vs_T": fig, "floor_vs_width": fig2}
