@@ -103,22 +103,27 @@ def test_sample_follows_the_gate():
 
 def test_fit_from_the_truth_stays_at_a_stationary_point_near_it():
     gate = "tanh"
-    data = sample(truth(), 20000, 2, gate, torch.Generator().manual_seed(5))
+    data = sample(truth(), 8000, 2, gate, torch.Generator().manual_seed(5))
     fit = fit_mle(data.x, data.y, truth().expand(2), gate)
     assert bool(fit.converged.all())
     grad = scores(data.x, data.y, fit.params, gate).mean(dim=1)
     assert float(grad.abs().max()) < 1e-5
     assert bool((fit.loglik >= log_likelihood(data.x, data.y, truth(), gate)).all())
-    assert float(voronoi_loss(fit.params, truth(), gate).total.max()) < 0.3
+    # near the truth where n = 8000 pins it down: the density and the experts (the tanh gate's
+    # (beta_1, tau) is only weakly determined at this n, see README)
+    xs = ((torch.arange(32, dtype=DT) + 0.5) / 32)[:, None]
+    assert float(hellinger(fit.params, truth(), gate, xs, torch.linspace(-4, 4, 401, dtype=DT)).max()) < 0.03
+    assert float((fit.params.b - truth().b).abs().max()) < 0.05
+    assert float((fit.params.nu - truth().nu).abs().max()) < 0.02
 
 
 def test_tanh_fit_forgets_its_start_but_the_temperature_scale_does_not():
     """Identifiable gate: one MLE whatever the start. Temperature gate: the scale of (beta_1, tau) stays."""
-    data_t = sample(truth(), 20000, 2, "tanh", torch.Generator().manual_seed(6))
+    data_t = sample(truth(), 8000, 2, "tanh", torch.Generator().manual_seed(6))
     from_truth = fit_mle(data_t.x, data_t.y, truth().expand(2), "tanh").params
     from_start = fit_mle(data_t.x, data_t.y, perturbed(truth(), "tanh", 0.25, seed=7, reps=2), "tanh").params
     torch.testing.assert_close(pack(from_start, "tanh"), pack(from_truth, "tanh"), rtol=1e-4, atol=1e-4)
-    data_l = sample(truth(), 20000, 2, "temperature", torch.Generator().manual_seed(6))
+    data_l = sample(truth(), 8000, 2, "temperature", torch.Generator().manual_seed(6))
     a = fit_mle(data_l.x, data_l.y, truth().expand(2), "temperature")
     b = fit_mle(data_l.x, data_l.y, perturbed(truth(), "temperature", 0.25, seed=7, reps=2), "temperature")
     torch.testing.assert_close(b.loglik, a.loglik, rtol=1e-10, atol=1e-10)  # equally good fits ...
@@ -180,3 +185,31 @@ def test_independence_check(act, ok):
     assert check.independent is ok
     if not ok:
         assert check.first_order < 1e-8  # sigma(z) = z sigma'(z): the PDE's linear dependence
+
+
+def test_over_specified_run_is_finite():
+    import dataclasses
+
+    from icml24.papers.moe_gating.experiment import run
+
+    cfg = dataclasses.replace(SMOKE, k_fit=3, gates=("tanh",), n_min=300, n_max=600, n_points=2, max_iter=10)
+    out = run(cfg, 0)
+    assert all(math.isfinite(v) for v in out.metrics.values())
+    assert all(math.isfinite(v) for vs in out.curves.values() for v in vs)
+
+
+def test_committed_quick_claims_are_what_the_engine_measures():
+    from conftest import REPO
+
+    from icml24.core.results import RunResult, read_json
+    from icml24.papers.moe_gating.claims import check
+
+    path = REPO / "results" / "moe_gating" / "quick.json"
+    if not path.is_file():
+        pytest.skip("no committed QUICK results")
+    result = RunResult.from_dict(read_json(path))
+    measured = {c.claim_id: (c.verdict.value, c.value) for c in check(result, "quick")}
+    stored = {c["claim_id"]: (c["verdict"], c["value"]) for c in result.claims}
+    assert measured.keys() == stored.keys()
+    for cid, (verdict, value) in measured.items():
+        assert verdict == stored[cid][0] and value == pytest.approx(stored[cid][1], rel=1e-9), cid
