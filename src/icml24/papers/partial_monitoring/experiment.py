@@ -1,0 +1,197 @@
+"""Experiment: ExO with the hybrid regularizer against ExO with negative entropy, in stochastic and
+adversarial partial-monitoring games.
+
+Per seed, ``run`` plays (all with horizon T, regret read at geometric checkpoints):
+
+1. the locally observable game (apple tasting), i.i.d. outcomes: hybrid (adaptive rate) and
+   negentropy (fixed rate beta_t = c sqrt(t))                                          - claim C1;
+2. the same game against the switching (staircase) adversary: hybrid                  - claim C2;
+3. the globally observable game (label-efficient prediction), i.i.d. outcomes: hybrid with the
+   T^{2/3}-type adaptive rate and negentropy with beta_t = c t^{2/3}                   - claim C3;
+4. a grid of locally observable games (apple tasting, 3-armed bandit, 3-action full information)
+   with i.i.d. outcomes: hybrid; regret divided by the bound's shape sum_a k^2 m^2 log T / Delta_a - C4.
+
+Every random draw comes from generators spawned from ``seed`` (one per game run).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from icml24.core.config import knob
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.partial_monitoring.algorithm import LearnerSpec, bound_scale, play
+from icml24.papers.partial_monitoring.components import (corrupted_env, make_game, observability,
+                                                         stochastic_env, switching_env)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Partial-monitoring simulation: games, environments, learners, horizon."""
+
+    horizon: int = knob(10_000, "T, rounds per run")
+    first_checkpoint: int = knob(100, "first round at which cumulative regret is recorded")
+    n_checkpoints: int = knob(12, "geometric checkpoints between first_checkpoint and T (plots)")
+    n_late: int = knob(6, "geometric checkpoints on [T/10, T] used by the slope claims")
+    c: float = knob(1.0, "learning-rate scale c of every learner (hybrid: beta_1 and increments; negentropy: beta_t = c t^(1/r))")
+    gamma: float = knob(1.0, "log-barrier weight gamma of the hybrid regularizer")
+    resolve_tol: float = knob(0.1, "re-solve ExO when log q or log w moved more than this (0: every round)")
+    local_game: str = knob("apple_tasting", "locally observable game of claims C1 and C2")
+    global_game: str = knob("label_efficient", "globally (not locally) observable game of claim C3")
+    grid_games: tuple[str, ...] = knob(("apple_tasting", "bandit3", "fullinfo3"),
+                                       "locally observable games of the k, m ratio check (C4)")
+    u_two: tuple[float, ...] = knob((0.6, 0.4), "i.i.d. outcome law of 2-outcome games (gap 0.2)")
+    u_three: tuple[float, ...] = knob((0.5, 0.3, 0.2), "i.i.d. outcome law of 3-outcome games (gaps 0.2, 0.3)")
+    adv_u_a: tuple[float, ...] = knob((0.8, 0.2), "first outcome law of the switching adversary")
+    adv_u_b: tuple[float, ...] = knob((0.2, 0.8), "second outcome law of the switching adversary")
+    adv_first_phase: int = knob(50, "length of the adversary's first phase")
+    adv_growth: float = knob(1.6, "growth factor of the adversary's phase lengths")
+    corruption_rounds: int = knob(0, "if > 0, also run the local game with this many corrupted first rounds")
+
+
+SMOKE = Config(horizon=200, first_checkpoint=20, n_checkpoints=5, n_late=3)
+QUICK = Config()
+FULL = Config(horizon=100_000, n_checkpoints=16, n_late=8, corruption_rounds=2_000)
+SEEDS = {"smoke": (0,), "quick": tuple(range(10)), "full": tuple(range(20))}
+
+
+def checkpoints(config: Config) -> tuple[np.ndarray, np.ndarray]:
+    """(all, late) checkpoint rounds: geometric on [first_checkpoint, T] and on [T/10, T]; both end at T."""
+    grid = np.unique(np.round(np.geomspace(config.first_checkpoint, config.horizon, config.n_checkpoints)))
+    late = np.unique(np.round(np.geomspace(config.horizon / 10, config.horizon, config.n_late)))
+    return grid.astype(np.int64), late.astype(np.int64)
+
+
+def stochastic_law(config: Config, d: int) -> np.ndarray:
+    """The i.i.d. outcome law for a game with d outcomes (2 or 3)."""
+    return np.array(config.u_two if d == 2 else config.u_three, dtype=float)
+
+
+def loglog_slope(t: np.ndarray, r: np.ndarray) -> float:
+    """Least-squares slope of log r against log t.
+
+    >>> round(loglog_slope(np.array([10., 100., 1000.]), np.array([1., 10., 100.])), 6)
+    1.0
+    """
+    x, y = np.log(t), np.log(np.maximum(r, 1e-12))
+    x = x - x.mean()
+    return float(x @ (y - y.mean()) / (x @ x))
+
+
+def run(config: Config, seed: int) -> SeedResult:
+    """One seed: every learner on every game/environment of the module docstring."""
+    grid, late = checkpoints(config)
+    marks = np.union1d(grid, late)
+    T = config.horizon
+    streams = iter(np.random.SeedSequence(seed).spawn(16))
+
+    def spec(regularizer: str, schedule: str, root: int) -> LearnerSpec:
+        return LearnerSpec(regularizer, schedule, root, c=config.c, gamma=config.gamma,
+                           resolve_tol=config.resolve_tol)
+
+    def go(game_name: str, env, learner: LearnerSpec):
+        trace = play(make_game(game_name), env, learner, np.random.default_rng(next(streams)), marks)
+        return dict(zip(trace.t.astype(int).tolist(), trace.regret.tolist())), trace.n_solves
+
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {"t": grid.astype(float).tolist(), "t_late": late.astype(float).tolist()}
+    solves = 0
+
+    def record(tag: str, reg: dict) -> None:
+        curves[f"regret_{tag}"] = [reg[int(t)] for t in grid]
+        curves[f"regret_{tag}_late"] = [reg[int(t)] for t in late]
+        metrics[f"regret_{tag}"] = reg[T]
+        if tag != "hyb_adv":
+            metrics[f"slope_{tag}"] = loglog_slope(late.astype(float), np.array([reg[int(t)] for t in late]))
+
+    # 1. local game, stochastic: hybrid vs negentropy (C1)
+    g_loc = make_game(config.local_game)
+    u_loc = stochastic_law(config, g_loc.d)
+    for tag, learner in (("hyb_loc", spec("hybrid", "adaptive", 2)), ("neg_loc", spec("negentropy", "fixed", 2))):
+        reg, n = go(config.local_game, stochastic_env(u_loc, T), learner)
+        record(tag, reg)
+        solves += n
+    # 2. local game, switching adversary (C2)
+    adv = switching_env(np.array(config.adv_u_a), np.array(config.adv_u_b), T, config.adv_first_phase, config.adv_growth)
+    reg, n = go(config.local_game, adv, spec("hybrid", "adaptive", 2))
+    record("hyb_adv", reg)
+    solves += n
+    norm = lambda t: math.sqrt(t * math.log(t))  # noqa: E731
+    curves["adv_norm"] = [reg[int(t)] / norm(t) for t in grid]
+    curves["adv_norm_late"] = [reg[int(t)] / norm(t) for t in late]
+    metrics["adv_norm_final"] = reg[T] / norm(T)
+    # 3. global game, stochastic: hybrid (T^{2/3}-type adaptive rate) vs negentropy (C3)
+    g_glob = make_game(config.global_game)
+    u_glob = stochastic_law(config, g_glob.d)
+    for tag, learner in (("hyb_glob", spec("hybrid", "adaptive", 3)), ("neg_glob", spec("negentropy", "fixed", 3))):
+        reg, n = go(config.global_game, stochastic_env(u_glob, T), learner)
+        record(tag, reg)
+        solves += n
+    # 4. grid of locally observable games (C4); the local game's hybrid run is reused
+    ratios = []
+    for name in config.grid_games:
+        game = make_game(name)
+        u = stochastic_law(config, game.d)
+        if name == config.local_game:
+            r_T = metrics["regret_hyb_loc"]
+        else:
+            reg, n = go(name, stochastic_env(u, T), spec("hybrid", "adaptive", 2))
+            solves += n
+            r_T = reg[T]
+            metrics[f"regret_grid_{name}"] = r_T
+        ratios.append(r_T / bound_scale(game, u, T))
+        metrics[f"norm_regret_{name}"] = ratios[-1]
+    metrics["max_norm_regret"] = float(max(ratios))
+    # optional: corrupted stochastic regime (reported, no claim)
+    if config.corruption_rounds > 0:
+        u_bad = u_loc[::-1].copy()
+        reg, n = go(config.local_game, corrupted_env(u_loc, u_bad, T, config.corruption_rounds),
+                    spec("hybrid", "adaptive", 2))
+        record("hyb_corrupt", reg)
+        solves += n
+    metrics["exo_solves_per_round"] = solves / (T * (5 + len(config.grid_games) - 1))
+    assert observability(g_loc).locally_observable and not observability(g_glob).locally_observable
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def figures(result: RunResult) -> dict:
+    """Regret curves R_t, R_t / log t and R_t / sqrt(t) (mean over seeds, min-max band)."""
+    import matplotlib.pyplot as plt
+
+    t = result.curve("t")[0]
+    panels = (("local game, stochastic", ("hyb_loc", "neg_loc")),
+              ("local game, switching adversary", ("hyb_adv",)),
+              ("global game, stochastic", ("hyb_glob", "neg_glob")))
+    label = {"hyb_loc": "ExO hybrid", "neg_loc": "ExO negentropy", "hyb_adv": "ExO hybrid",
+             "hyb_glob": "ExO hybrid (global)", "neg_glob": "ExO negentropy"}
+    out = {}
+    for fname, transform, ylab in (("regret", lambda r: r, "R_t"),
+                                   ("regret_over_log_t", lambda r: r / np.log(t), "R_t / log t"),
+                                   ("regret_over_sqrt_t", lambda r: r / np.sqrt(t), "R_t / sqrt t")):
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+        for ax, (title, tags) in zip(axes, panels):
+            for tag in tags:
+                ys = transform(result.curve(f"regret_{tag}"))
+                ax.plot(t, ys.mean(axis=0), marker="o", ms=3, label=label[tag])
+                ax.fill_between(t, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
+            ax.set_xscale("log")
+            if fname == "regret":
+                ax.set_yscale("log")
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("t")
+            ax.set_ylabel(ylab)
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        out[fname] = fig
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    names = sorted(n[len("norm_regret_"):] for n in result.metric_names() if n.startswith("norm_regret_"))
+    vals = [result.metric(f"norm_regret_{n}") for n in names]
+    ax.bar(names, [v.mean() for v in vals], yerr=[v.std() for v in vals], capsize=3)
+    ax.set_ylabel("R_T / (sum_a k^2 m^2 log T / Delta_a)")
+    ax.set_title("regret relative to the bound's shape", fontsize=9)
+    fig.tight_layout()
+    out["bound_ratio"] = fig
+    return out
