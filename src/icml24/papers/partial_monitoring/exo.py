@@ -17,14 +17,18 @@ so that y_hat = G(A, sigma) / p_A satisfies E[y_hat] = l_x - c_x 1 (FTRL on the 
 shift c_x), and R(q) = {p in simplex_k : p_a >= q_a / 2} is the k-independent feasible region.
 
 The objective is jointly convex (each g^2 / p_a is a perspective), the constraints are linear, so a
-general solver finds the optimum. :func:`solve_exo_reference` hands the full problem in the variables
-(p, G, c, t) to scipy's ``trust-constr``; :class:`ExOSolver` (the fast solver used in every run)
-eliminates the unbiasedness constraints once per game by a null-space basis and runs SLSQP with
-analytic Jacobians on the reduced epigraph problem, warm-started from the previous round.
+general solver finds the optimum. Three solvers of the same program are provided:
+
+* :class:`SaddleSolver` (the fast one, used in every run): the dual over outcome laws u with the
+  estimator in closed form, a (k + d)-variable convex-concave saddle solved by log-barrier Newton;
+* :func:`solve_exo_reference`: the full problem in (p, G, c, t) handed to scipy's ``trust-constr``;
+* :class:`ExOSolver`: the unbiasedness constraints eliminated by a null-space basis, SLSQP with analytic
+  Jacobians on the reduced epigraph problem (a second, independent check).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -70,20 +74,14 @@ def _terms(game: Game, idx: np.ndarray, q, w, p, G):
 def exo_objective(game: Game, q: np.ndarray, w: np.ndarray, p: np.ndarray, G: np.ndarray) -> float:
     """Lambda_q(p, G) = max_x [(p - q)^T L e_x + 1/2 sum_a sum_b w_b G(a, Phi_ax)_b^2 / p_a].
 
-    >>> g = apple_tasting_game()
+    >>> from icml24.papers.partial_monitoring.components import apple_tasting
+    >>> g = apple_tasting()
     >>> G = np.zeros((g.n_pairs, 2)); G[1] = [0, 1]; G[2] = [1, 0]   # accept reveals x, G = L e_x
     >>> exo_objective(g, np.array([.5, .5]), np.array([1., 1.]), np.array([.5, .5]), G)
     1.0
     """
     F, _ = _terms(game, game.symbol_index(), q, w, p, G)
     return float(F.max())
-
-
-def apple_tasting_game() -> Game:
-    """Apple tasting (re-exported for doctests)."""
-    from icml24.papers.partial_monitoring.components import apple_tasting
-
-    return apple_tasting()
 
 
 def unbiasedness_residual(game: Game, G: np.ndarray) -> float:
@@ -110,7 +108,7 @@ def _constraint_system(game: Game) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ExOSolver:
-    """Fast exact ExO solver for one game: null-space reduction + warm-started SLSQP.
+    """ExO by null-space reduction + warm-started SLSQP (an independent check of :class:`SaddleSolver`).
 
     The unbiasedness constraints do not depend on q, so ``z = (vec G, c) = z0 + N y`` is computed
     once; each call then solves ``min t  s.t.  t >= F_x(p, G(y)) for all x, sum p = 1, p >= lb``
@@ -225,12 +223,14 @@ def solve_exo_reference(game: Game, q: np.ndarray, w: np.ndarray, lb: np.ndarray
     v0 = np.concatenate([p0, z0, [F0.max() + 1.0]])
     lo = np.concatenate([lb, np.full(nz + 1, -np.inf)])
     hi = np.concatenate([np.ones(k), np.full(nz + 1, np.inf)])
-    res = minimize(lambda v: v[-1], v0, jac=lambda v: np.eye(1, v.size, v.size - 1)[0], method="trust-constr",
-                   hess=lambda v: np.zeros((v.size, v.size)),
-                   bounds=Bounds(lo, hi, keep_feasible=True),
-                   constraints=[LinearConstraint(A_eq, b_eq, b_eq),
-                                NonlinearConstraint(cons, 0.0, np.inf, jac=cons_jac)],
-                   options={"gtol": tol, "xtol": tol, "maxiter": 5000})
+    with warnings.catch_warnings():  # trust-constr's quasi-Newton constraint Hessians warn on linear pieces
+        warnings.simplefilter("ignore", UserWarning)
+        res = minimize(lambda v: v[-1], v0, jac=lambda v: np.eye(1, v.size, v.size - 1)[0], method="trust-constr",
+                       hess=lambda v: np.zeros((v.size, v.size)),
+                       bounds=Bounds(lo, hi, keep_feasible=True),
+                       constraints=[LinearConstraint(A_eq, b_eq, b_eq),
+                                    NonlinearConstraint(cons, 0.0, np.inf, jac=cons_jac)],
+                       options={"gtol": tol, "xtol": tol, "maxiter": 5000})
     p, G, _ = split(res.x)
     F, _ = _terms(game, idx, q, w, p, G)
     return ExOSolution(p, G, float(F.max()))
