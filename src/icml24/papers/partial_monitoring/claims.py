@@ -27,9 +27,12 @@ CLAIMS = (
           statistic="per-seed log-log slope of negentropy ExO minus that of hybrid ExO on [T/10, T]",
           bands=_ORDER, paper_value="0.5 vs ~0 (bounds)"),
     Claim("C2", "Locally observable games, adversarial regime: O(k^{3/2} m sqrt(T log T)) regret.",
-          "Abstract page (TL;DR); adversarial bound for locally observable games", "slope", metric="adv_norm_late", against="t_late",
-          statistic="log-log slope of R_t / sqrt(t log t) on [T/10, T] under the switching adversary "
-          "(bounded ratio: slope <= 0 up to noise)", bands={"quick": Band(hi=0.1), "full": Band(hi=0.05)}),
+          "Adversarial bound for locally observable games (as summarised with the paper)", "within",
+          metric="adv_norm_final",
+          statistic="R_T / sqrt(T log T) under the switching adversary on apple tasting (k = 2, m = 2); "
+                    "bounded by the bound's shape k^{3/2} m = 5.66 with constant 1",
+          bands={"quick": Band(hi=2 ** 1.5 * 2), "full": Band(hi=2 ** 1.5 * 2)},
+          paper_value="O(k^{3/2} m)", note="the bound hides a constant; the band takes it as 1"),
     Claim("C3a", "Globally observable games: a new BOBW algorithm with the first O(log T) stochastic bound.",
           "Abstract; bound for globally observable games", "slope", metric="regret_hyb_glob_late", against="t_late",
           statistic="log-log slope of R_t on [T/10, T], label-efficient prediction, i.i.d. outcomes",
