@@ -1,0 +1,100 @@
+"""Data for the BRF experiments: sequential / permuted digits (offline), ECG-QTDB from a path, reference curves.
+
+* S-digits / PS-digits: scikit-learn's bundled 8x8 digits (1,797 real images) read pixel by pixel, a
+  64-step stand-in for S-MNIST / PS-MNIST (784 steps), which cannot be downloaded offline.
+* ECG-QTDB: the preprocessed files ``QTDB_{train,test}.mat`` released with the official code (Yin et al.
+  2021 preprocessing: 4 spike channels, 6 classes, a label per step), read from a directory the user gives.
+* The authors' released ECG learning curves (a CSV), read from a path, for comparison plots.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+
+class SequenceData(NamedTuple):
+    """A train/test split of sequences.
+
+    Attributes:
+        x_train, x_test: (N, T, n_in) float32 inputs.
+        y_train, y_test: (N,) int64 labels (one per sequence) or (N, T) (one per step).
+    """
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+
+def digit_sequences(rng: np.random.Generator, test_fraction: float = 0.3, permuted: bool = False,
+                    permutation_seed: int = 0) -> SequenceData:
+    """Sequential 8x8 digits: each image becomes a 64-step, 1-channel sequence of pixel intensities in [0, 1].
+
+    Args:
+        rng: draws the train/test split (stratified by class).
+        permuted: apply one fixed pixel permutation (drawn from ``permutation_seed``, the same for every run
+            seed, as in PS-MNIST) to every sequence.
+
+    >>> d = digit_sequences(np.random.default_rng(0))
+    >>> d.x_train.shape[1:], d.x_train.shape[0] + d.x_test.shape[0], float(d.x_train.max())
+    ((64, 1), 1797, 1.0)
+    """
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)  # (1797, 64)
+    y = digits.target.astype(np.int64)
+    if permuted:
+        x = x[:, np.random.default_rng(permutation_seed).permutation(x.shape[1])]
+    test = np.zeros(len(y), dtype=bool)
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        test[idx[:round(test_fraction * len(idx))]] = True
+    x = x[:, :, None]  # (N, 64, 1)
+    return SequenceData(x[~test], y[~test], x[test], y[test])
+
+
+ECG_STEPS = 1300  # sequence length used by the paper (the files hold 1301 steps)
+
+
+def load_ecg(path: str | Path, steps: int = ECG_STEPS) -> SequenceData:
+    """Load ECG-QTDB from ``path/QTDB_train.mat`` and ``path/QTDB_test.mat`` (618 / 141 sequences).
+
+    Each file holds ``x`` (N, 1301, 4) in {-1, 0, 1} and one-hot ``y`` (N, 1301, 6). Returns inputs as
+    float32 and per-step labels (argmax of y) as int64, cut to the first ``steps`` steps.
+    Raises FileNotFoundError when a file is missing.
+    """
+    from scipy.io import loadmat
+
+    root = Path(path)
+    parts = []
+    for split in ("train", "test"):
+        f = root / f"QTDB_{split}.mat"
+        if not f.is_file():
+            raise FileNotFoundError(f"ECG-QTDB file not found: {f}")
+        mat = loadmat(str(f))
+        parts.append(mat["x"][:, :steps].astype(np.float32))
+        parts.append(mat["y"][:, :steps].argmax(-1).astype(np.int64))
+    return SequenceData(*parts)
+
+
+def load_reference_curves(csv_path: str | Path, metric: str = "accuracy/test") -> dict[str, np.ndarray]:
+    """The authors' per-epoch curves: model name -> (runs, epochs) array of ``metric`` (percent for accuracy).
+
+    The CSV has columns model, run, epoch, metric, value; epoch 0 is the untrained network.
+    """
+    table: dict[str, dict[int, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    with open(csv_path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["metric"] == metric:
+                table[row["model"]][int(row["run"])][int(row["epoch"])] = float(row["value"])
+    out = {}
+    for model, runs in table.items():
+        n_epochs = min(max(r) + 1 for r in runs.values())
+        out[model] = np.array([[runs[r][e] for e in range(n_epochs)] for r in sorted(runs)])
+    return out

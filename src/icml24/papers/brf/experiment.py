@@ -1,0 +1,173 @@
+"""Experiment of the BRF paper: BRF vs ALIF vs vanilla RF recurrent spiking networks, and ECG-QTDB from a path.
+
+Per seed, four networks of equal size are trained with the paper's recipe (Adam, large lr decayed
+linearly to 0, loss summed over time steps, gradient-norm clip 1 as in the official S-MNIST script):
+
+* S-digits (sequential 8x8 digits, 64 steps, the CPU stand-in for S-MNIST): BRF-RSNN and ALIF-RSNN;
+* PS-digits (one fixed pixel permutation, the stand-in for PS-MNIST, omega ~ U(15, 85)): BRF-RSNN and
+  vanilla RF-RSNN (no refractory period, no divergence boundary, no reset).
+
+When ``ecg_path`` points at the preprocessed ECG-QTDB files, a BRF-RSNN of the paper's size (4-36-6,
+1,734 parameters) is also trained on ECG for ``ecg_epochs`` epochs with the official settings, and its
+test accuracy per epoch is reported; without a path those metrics are absent (claims: "not checkable").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from icml24.core.config import knob
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.brf.data import SequenceData, digit_sequences, load_ecg, load_reference_curves
+from icml24.papers.brf.model import PAPER_NETWORKS, RSNN, paper_network, param_count
+from icml24.papers.brf.training import epochs_to_fraction, train
+
+
+@dataclass(frozen=True)
+class Config:
+    """BRF vs ALIF vs RF on sequential / permuted digits, plus ECG-QTDB when a data path is given."""
+
+    hidden: int = knob(64, "hidden neurons of every digits network (BRF, ALIF, RF alike)")
+    epochs: int = knob(8, "training epochs on S-digits and PS-digits (lr decays linearly to 0 over them)")
+    batch_size: int = knob(64, "minibatch size on the digits tasks")
+    lr: float = knob(0.1, "Adam learning rate of the BRF and RF networks (paper: 0.1)")
+    alif_lr: float = knob(0.05, "Adam learning rate of the ALIF network (the authors' own ALIF runs: 0.05)")
+    clip: float = knob(1.0, "gradient-norm clip on the digits tasks (official S-MNIST script: 1; 0 = none)")
+    input_gain: float = knob(100.0, "pixel intensities in [0, 1] are multiplied by this (64 steps of dt=0.01 "
+                                    "need a larger drive than 784 steps; same input for every network)")
+    omega_s: tuple[float, float] = knob((15.0, 50.0), "omega ~ U(a, b) on S-digits (paper S-MNIST: 15, 50)")
+    omega_ps: tuple[float, float] = knob((15.0, 85.0), "omega ~ U(a, b) on PS-digits (paper PS-MNIST: 15, 85)")
+    b_offset: tuple[float, float] = knob((0.1, 1.0), "b_offset ~ U(a, b) (paper: 0.1, 1)")
+    tau_out: tuple[float, float] = knob((20.0, 5.0), "LI readout tau ~ N(mean, std) (paper S-MNIST: 20, 5)")
+    alif_tau_mem: tuple[float, float] = knob((20.0, 5.0), "ALIF membrane tau ~ N(mean, std) (paper: 20, 5)")
+    alif_tau_adp: tuple[float, float] = knob((200.0, 50.0), "ALIF adaptation tau ~ N(mean, std) (paper: 200, 50)")
+    test_fraction: float = knob(0.3, "fraction of the 1,797 digits held out for test (stratified)")
+    ecg_path: str = knob("", "directory with QTDB_train.mat / QTDB_test.mat; empty = skip ECG (claims not checkable)")
+    ecg_epochs: int = knob(3, "ECG training epochs (the lr schedule is the paper's 400-epoch one, truncated)")
+    ecg_schedule_epochs: int = knob(400, "epochs of the ECG linear lr decay (paper: 400)")
+    ecg_batch_size: int = knob(16, "ECG minibatch size (paper: 16)")
+    ecg_reference_csv: str = knob("", "the authors' released ECG curves (CSV) for the figure; empty = none")
+    threads: int = knob(1, "torch CPU threads inside a run (the machine is shared)")
+    device: str = knob("cpu", "torch device; the paper trained on a GPU")
+
+
+SMOKE = Config(hidden=8, epochs=1, batch_size=256, test_fraction=0.2)
+QUICK = Config()
+FULL = Config(hidden=256, epochs=300, batch_size=256, tau_out=(20.0, 1.0), ecg_epochs=400, threads=0, device="cuda")
+SEEDS = {"smoke": (0,), "quick": tuple(range(5)), "full": tuple(range(5))}
+
+
+def _scaled(data: SequenceData, gain: float) -> SequenceData:
+    return SequenceData(data.x_train * gain, data.y_train, data.x_test * gain, data.y_test)
+
+
+def _ecg(config: Config, seed: int) -> tuple[dict, dict]:
+    """BRF-RSNN (paper size) on ECG-QTDB: test accuracy per epoch, official settings (no clip, lr 0.1)."""
+    data = load_ecg(config.ecg_path)
+    rng = np.random.default_rng([seed, 2])
+    keep = rng.permutation(len(data.x_train))[int(0.1 * len(data.x_train)):]  # the paper's 90% train split
+    data = SequenceData(data.x_train[keep], data.y_train[keep], data.x_test, data.y_test)
+    g = torch.Generator().manual_seed(seed * 1000 + 7)
+    spec = dict(PAPER_NETWORKS["ecg"])
+    net = RSNN(spec.pop("n_in"), spec.pop("n_hidden"), spec.pop("n_out"), "brf", tau_out=(20.0, 1.0),
+               generator=g, **spec).to(config.device)
+    hist = train(net, data, config.ecg_epochs, 0.1, config.ecg_batch_size, g, clip=0.0,
+                 schedule_epochs=config.ecg_schedule_epochs, device=config.device)
+    return ({"ecg_brf_acc": hist.test_accuracy[-1], "ecg_brf_rate": hist.spike_rate[-1]},
+            {"ecg_epoch": [float(e) for e in range(config.ecg_epochs + 1)], "ecg_brf_acc_curve": hist.test_accuracy})
+
+
+def run(config: Config, seed: int) -> SeedResult:
+    """One seed: train BRF/ALIF on S-digits and BRF/RF on PS-digits; ECG if a path is given."""
+    if config.threads > 0:
+        torch.set_num_threads(config.threads)
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {"epoch": [float(e) for e in range(config.epochs + 1)]}
+    common = dict(b_offset_range=config.b_offset, tau_out=config.tau_out, tau_mem=config.alif_tau_mem,
+                  tau_adp=config.alif_tau_adp)
+    runs = (("s", "brf", False), ("s", "alif", False), ("ps", "brf", True), ("ps", "rf", True))
+    for k, (task, neuron, permuted) in enumerate(runs):
+        data = _scaled(digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted),
+                       config.input_gain)
+        g = torch.Generator().manual_seed(seed * 1000 + k)
+        omega = config.omega_ps if permuted else config.omega_s
+        net = RSNN(1, config.hidden, 10, neuron, omega_range=omega, generator=g, **common).to(config.device)
+        lr = config.alif_lr if neuron == "alif" else config.lr
+        hist = train(net, data, config.epochs, lr, config.batch_size, g, clip=config.clip, device=config.device)
+        name = f"{task}_{neuron}"
+        metrics[f"{name}_acc"] = hist.test_accuracy[-1]
+        metrics[f"{name}_rate"] = hist.spike_rate[-1]
+        metrics[f"{name}_diverged"] = float(hist.diverged)
+        metrics[f"{name}_epochs95"] = float(epochs_to_fraction(hist.test_accuracy, 0.95))
+        metrics[f"{name}_early_acc"] = hist.test_accuracy[max(1, config.epochs // 4)]
+        metrics[f"{name}_params"] = float(param_count(net))
+        curves[f"{name}_acc_curve"] = hist.test_accuracy
+        curves[f"{name}_rate_curve"] = hist.spike_rate
+    for task in PAPER_NETWORKS:
+        metrics[f"params_{task}"] = float(param_count(paper_network(task)))
+    if config.ecg_path:
+        ecg_metrics, ecg_curves = _ecg(config, seed)
+        metrics.update(ecg_metrics)
+        curves.update(ecg_curves)
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def _band(ax, x, ys, label, **kw):
+    ys = np.asarray(ys, dtype=float)
+    line, = ax.plot(x, ys.mean(0), label=label, **kw)
+    if len(ys) > 1:
+        ax.fill_between(x, ys.min(0), ys.max(0), color=line.get_color(), alpha=0.2)
+
+
+def figures(result: RunResult) -> dict:
+    """Learning curves (test accuracy per epoch), spike rates per epoch, and the ECG curve vs the authors' logs."""
+    import matplotlib.pyplot as plt
+
+    figs = {}
+    epoch = result.curve("epoch")[0]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    for ax, task, pair in ((axes[0], "S-digits", (("s_brf", "BRF"), ("s_alif", "ALIF"))),
+                           (axes[1], "PS-digits", (("ps_brf", "BRF"), ("ps_rf", "vanilla RF")))):
+        for name, label in pair:
+            _band(ax, epoch, result.curve(f"{name}_acc_curve"), label, marker="o", ms=3)
+        ax.axhline(0.1, color="k", ls=":", lw=1, label="chance")
+        ax.set_title(task)
+        ax.set_xlabel("epoch")
+        ax.legend()
+    axes[0].set_ylabel("test accuracy (mean, min-max over seeds)")
+    fig.tight_layout()
+    figs["learning_curves"] = fig
+
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for name, label in (("s_brf", "BRF, S-digits"), ("s_alif", "ALIF, S-digits"),
+                        ("ps_brf", "BRF, PS-digits"), ("ps_rf", "vanilla RF, PS-digits")):
+        _band(ax, epoch, result.curve(f"{name}_rate_curve"), label, marker="o", ms=3)
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("spikes per neuron per step (test)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    figs["spike_rates"] = fig
+
+    if "ecg_brf_acc_curve" in result.curve_names():
+        fig, ax = plt.subplots(figsize=(5, 3.6))
+        ecg_epoch = result.curve("ecg_epoch")[0]
+        _band(ax, ecg_epoch, result.curve("ecg_brf_acc_curve"), "BRF (this run)", marker="o")
+        ref_path = result.config.get("ecg_reference_csv", "")
+        if ref_path:
+            n = len(ecg_epoch)
+            for model, label in (("ecg_best_model", "BRF (authors' logs)"), ("ecg_alif_best_model", "ALIF (authors' logs)"),
+                                 ("ecg_vrf-NoR_model", "vanilla RF (authors' logs)")):
+                ref = load_reference_curves(ref_path).get(model)
+                if ref is not None:
+                    _band(ax, np.arange(min(n, ref.shape[1])), ref[:, :n] / 100.0, label, ls="--")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("ECG test accuracy (per time step)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        figs["ecg_curve"] = fig
+    return figs
+

@@ -1,0 +1,429 @@
+"""Neurons and the recurrent spiking network of "Balanced Resonate-and-Fire Neurons" (Higuchi et al., 2024).
+
+Equation numbers refer to arXiv 2402.14603v2, Section 3 ("Balanced RF neuron"): RF dynamics (Eq. 1-2,
+Euler step Eq. 3), spike (Eq. 4), divergence boundary p(omega) (Eq. 6), refractory period (Eq. 7) and
+smooth reset (Eq. 8). Time step ``DT`` = 0.01 and threshold ``THETA`` = 1 as in the paper and the
+official code.
+
+The network is the paper's single-layer RSNN: the hidden cell receives ``concat(x_t, z_{t-1})`` through one
+bias-free Linear layer (Xavier-uniform init), and a leaky-integrator (LI) readout integrates the hidden
+spikes. :class:`RSNN` runs it fast (input projection hoisted out of the time loop, constants computed
+once); :func:`reference_forward` is the plain per-step formulation (concat + Linear + cell every step,
+the official code's structure) and must agree with it (tested).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple
+
+import torch
+from torch import nn
+
+DT = 0.01  # delta: Euler time step
+THETA = 1.0  # theta: RF / BRF firing threshold
+REFRACTORY_DECAY = 0.9  # gamma: decay of the refractory variable q (Eq. 7)
+ALIF_THETA0 = 0.01  # ALIF base threshold
+ALIF_BETA = 1.8  # ALIF adaptation strength
+Neuron = Literal["brf", "rf", "alif"]
+
+# double-Gaussian surrogate (official constants): h(x) = gamma [(1+p) N(x; 0, s) - 2p N(x; 0, k s)]
+_SG_P, _SG_SIGMA, _SG_SCALE, _SG_GAMMA = 0.15, 0.5, 6.0, 0.5
+
+
+def _normal_pdf(x: torch.Tensor, sigma: float) -> torch.Tensor:
+    return torch.exp(-0.5 * (x / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+
+
+def double_gaussian(x: torch.Tensor) -> torch.Tensor:
+    """Surrogate derivative of the Heaviside spike: h(x) = 0.5 [1.15 N(x; 0, 0.5) - 0.3 N(x; 0, 3)].
+
+    The paper's "double Gaussian" pseudo-derivative (Sec. 4, following Yin et al. 2021); positive near 0,
+    slightly negative in the tails. Any shape (elementwise).
+
+    >>> round(float(double_gaussian(torch.tensor(0.0))), 4)   # 0.5 (1.15 * 0.7979 - 0.3 * 0.1330)
+    0.4388
+    """
+    return _SG_GAMMA * ((1 + _SG_P) * _normal_pdf(x, _SG_SIGMA)
+                        - 2 * _SG_P * _normal_pdf(x, _SG_SCALE * _SG_SIGMA))
+
+
+class _SpikeFn(torch.autograd.Function):
+    """Heaviside forward, :func:`double_gaussian` backward."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return (x > 0).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return grad * double_gaussian(x)
+
+
+def spike(x: torch.Tensor) -> torch.Tensor:
+    """Spike z = H(x) (Eq. 4) with the double-Gaussian surrogate gradient dz/dx := h(x).
+
+    >>> spike(torch.tensor([-0.5, 0.0, 0.2]))
+    tensor([0., 0., 1.])
+    """
+    return _SpikeFn.apply(x)
+
+
+def divergence_boundary(omega: torch.Tensor, dt: float = DT) -> torch.Tensor:
+    """p(omega) = (-1 + sqrt(1 - (dt omega)^2)) / dt (Eq. 6): the largest damping b with |1 + dt(b + i omega)| <= 1.
+
+    At b = p(omega) the Euler-discretized oscillator neither grows nor decays; below it, it decays.
+    Formulation choice: (dt omega)^2 is clamped to 1, so |omega| >= 1/dt gives p = -1/dt instead of NaN
+    (the official code returns NaN there); no b can then keep the modulus <= 1 (it is >= dt|omega| > 1).
+
+    >>> divergence_boundary(torch.tensor([0.0, 60.0]))   # (-1 + 0.8) / 0.01 = -20
+    tensor([  0., -20.])
+    """
+    return (-1 + torch.sqrt(1 - torch.clamp((dt * omega) ** 2, max=1.0))) / dt
+
+
+def euler_modulus(b: torch.Tensor, omega: torch.Tensor, dt: float = DT) -> torch.Tensor:
+    """|1 + dt (b + i omega)|: the per-step growth factor of the free RF oscillator (Eq. 3 with I = 0).
+
+    >>> euler_modulus(torch.tensor(0.0), torch.tensor(0.0))
+    tensor(1.)
+    """
+    return torch.sqrt((1 + dt * b) ** 2 + (dt * omega) ** 2)
+
+
+class BRFState(NamedTuple):
+    """State of a BRF / RF layer at one step, each (batch, hidden): spike z, real u, imaginary v, refractory q."""
+
+    z: torch.Tensor
+    u: torch.Tensor
+    v: torch.Tensor
+    q: torch.Tensor
+
+
+def brf_step(current: torch.Tensor, state: BRFState, omega: torch.Tensor, b_offset: torch.Tensor,
+             dt: float = DT, theta: float = THETA) -> BRFState:
+    """One BRF step (Eq. 3, 4, 6-8) from the previous state and the input current I_t, shapes (B, H).
+
+        b_t = p(omega) - b_offset - q_{t-1}                          (smooth reset, Eq. 8)
+        u_t = u + dt (b_t u - omega v + I_t),  v_t = v + dt (omega u + b_t v)    (Eq. 3)
+        z_t = H(u_t - theta - q_{t-1})                               (refractory threshold, Eq. 7)
+        q_t = 0.9 q_{t-1} + z_t
+
+    ``omega`` and ``b_offset`` are the non-negative values (callers pass |omega|, |b_offset|), shape (H,).
+
+    >>> s = BRFState(*(torch.zeros(1, 1) for _ in range(4)))
+    >>> s = brf_step(torch.tensor([[200.0]]), s, torch.tensor([10.0]), torch.tensor([0.5]))
+    >>> [round(float(t), 4) for t in s]    # u = 0.01 * 200 = 2 > 1 spikes; v uses the old u = 0
+    [1.0, 2.0, 0.0, 1.0]
+    """
+    b = divergence_boundary(omega, dt) - b_offset - state.q
+    u = state.u + dt * (b * state.u - omega * state.v + current)
+    v = state.v + dt * (omega * state.u + b * state.v)
+    z = spike(u - theta - state.q)
+    return BRFState(z, u, v, REFRACTORY_DECAY * state.q + z)
+
+
+def rf_step(current: torch.Tensor, state: BRFState, omega: torch.Tensor, b_offset: torch.Tensor,
+            dt: float = DT, theta: float = THETA) -> BRFState:
+    """One vanilla RF step: Eq. 3 with constant b = -b_offset, spike z = H(u_t - theta), no reset, q unused (0).
+
+    >>> s = BRFState(*(torch.zeros(1, 1) for _ in range(4)))
+    >>> [round(float(t), 4) for t in rf_step(torch.tensor([[50.0]]), s, torch.tensor([10.0]), torch.tensor([0.5]))]
+    [0.0, 0.5, 0.0, 0.0]
+    """
+    b = -b_offset
+    u = state.u + dt * (b * state.u - omega * state.v + current)
+    v = state.v + dt * (omega * state.u + b * state.v)
+    return BRFState(spike(u - theta), u, v, state.q)
+
+
+class ALIFState(NamedTuple):
+    """State of an ALIF layer, each (batch, hidden): spike z, membrane u, adaptation a."""
+
+    z: torch.Tensor
+    u: torch.Tensor
+    a: torch.Tensor
+
+
+def alif_step(current: torch.Tensor, state: ALIFState, alpha: torch.Tensor, rho: torch.Tensor) -> ALIFState:
+    """One step of the authors' ALIF baseline (Yin et al. 2021 form), shapes (B, H):
+
+        a_t = rho a + (1 - rho) z_{t-1},  threshold_t = 0.01 + 1.8 a_t
+        u_t = alpha u + (1 - alpha) I_t,  z_t = H(u_t - threshold_t),  u_t <- u_t - z_t threshold_t (soft reset)
+
+    >>> s = ALIFState(torch.ones(1, 1), torch.zeros(1, 1), torch.zeros(1, 1))
+    >>> [round(float(t), 4) for t in alif_step(torch.tensor([[1.0]]), s, torch.tensor(0.5), torch.tensor(0.5))]
+    [0.0, 0.5, 0.5]
+    """
+    a = rho * state.a + (1 - rho) * state.z
+    threshold = ALIF_THETA0 + ALIF_BETA * a
+    u = alpha * state.u + (1 - alpha) * current
+    z = spike(u - threshold)
+    return ALIFState(z, u - z * threshold, a)
+
+
+class _ResonatorBPTT(torch.autograd.Function):
+    """BRF / RF layer over a whole sequence with a hand-written BPTT backward (see :func:`resonator_layer`)."""
+
+    @staticmethod
+    def forward(ctx, drive, w_rec, b_rest, omega, dt, theta, refractory, smooth):
+        T, B, H = drive.shape
+        u = v = q = z = drive.new_zeros(B, H)
+        U, V, Q, Z = (drive.new_empty(T, B, H) for _ in range(4))
+        for t in range(T):
+            b = b_rest - q if refractory else b_rest  # Eq. 8 (smooth reset) or constant b
+            current = torch.addmm(drive[t], z, w_rec)  # I_t
+            u, v = u + dt * (b * u - omega * v + current), v + dt * (omega * u + b * v)  # Eq. 3
+            x = u - theta - q if refractory else u - theta  # Eq. 7 / Eq. 4
+            z = torch.sigmoid(x) if smooth else (x > 0).to(x.dtype)
+            if refractory:
+                q = REFRACTORY_DECAY * q + z
+            U[t], V[t], Q[t], Z[t] = u, v, q, z
+        ctx.save_for_backward(w_rec, b_rest, omega, U, V, Q, Z)
+        ctx.consts = (dt, theta, refractory, smooth)
+        return Z
+
+    @staticmethod
+    def backward(ctx, grad_z):
+        w_rec, b_rest, omega, U, V, Q, Z = ctx.saved_tensors
+        dt, theta, refractory, smooth = ctx.consts
+        T, B, H = Z.shape
+        zeros = grad_z.new_zeros(B, H)
+        au = av = aq = az = zeros  # adjoints dL/du_t, dL/dv_t, dL/dq_t, dL/dz_t (via I_{t+1}) from the future
+        dU = torch.empty_like(Z)  # dL/du_t (total)
+        dV = torch.empty_like(Z)  # dL/dv_t (total)
+        w_rec_t = w_rec.t()
+        for t in range(T - 1, -1, -1):
+            u_prev = U[t - 1] if t > 0 else zeros
+            v_prev = V[t - 1] if t > 0 else zeros
+            q_prev = Q[t - 1] if t > 0 and refractory else zeros
+            x = U[t] - theta - q_prev
+            dz = grad_z[t] + az + aq  # q_t = 0.9 q_{t-1} + z_t also reads z_t
+            dx = dz * (Z[t] * (1 - Z[t]) if smooth else double_gaussian(x))
+            du = au + dx  # total dL/du_t
+            b = b_rest - q_prev
+            dU[t], dV[t] = du, av
+            db = dt * (du * u_prev + av * v_prev)  # dL/db_t
+            au, av = du * (1 + dt * b) + av * (dt * omega), av * (1 + dt * b) - du * (dt * omega)
+            aq = REFRACTORY_DECAY * aq - dx - db if refractory else zeros
+            az = (dt * du) @ w_rec_t  # I_t = drive_t + z_{t-1} w_rec
+        U_prev = torch.cat((grad_z.new_zeros(1, B, H), U[:-1]))  # (T, B, H): u_{t-1}
+        V_prev = torch.cat((grad_z.new_zeros(1, B, H), V[:-1]))
+        Z_prev = torch.cat((grad_z.new_zeros(1, B, H), Z[:-1]))
+        dI = dt * dU  # dL/dI_t
+        g_w = Z_prev.reshape(T * B, H).t() @ dI.reshape(T * B, H)  # sum_t z_{t-1}^T dI_t
+        g_b = (dt * (dU * U_prev + dV * V_prev)).sum((0, 1))
+        g_omega = (dt * (dV * U_prev - dU * V_prev)).sum((0, 1))
+        return dI, g_w, g_b, g_omega, None, None, None, None
+
+
+def resonator_layer(drive: torch.Tensor, w_rec: torch.Tensor, b_rest: torch.Tensor, omega: torch.Tensor,
+                    dt: float = DT, theta: float = THETA, refractory: bool = True,
+                    smooth: bool = False) -> torch.Tensor:
+    """A whole BRF (``refractory=True``) or vanilla RF layer over time, with a fused hand-written BPTT.
+
+    Forward is :func:`brf_step` (or :func:`rf_step`) for t = 1..T with I_t = drive_t + z_{t-1} w_rec and
+    b_t = b_rest - q_{t-1} (BRF, b_rest = p(omega) - |b_offset|) or b_t = b_rest (RF, b_rest = -|b_offset|).
+    Backward runs the adjoint recursion of Eq. 3, 7, 8 in reverse time without an autograd graph; the
+    spike's derivative is :func:`double_gaussian`. ``smooth=True`` replaces H by a sigmoid with its exact
+    derivative, which makes the layer differentiable so that ``torch.autograd.gradcheck`` can verify the
+    recursion (tests only).
+
+    Args:
+        drive: (T, B, H) input part of the current, x_t W_in^T.
+        w_rec: (H, H) recurrent weights, applied as z_{t-1} @ w_rec.
+        b_rest, omega: (H,) damping at rest and angular frequency (non-negative omega).
+    Returns:
+        (T, B, H) spikes z_t.
+
+    >>> kick = torch.tensor([150.0, 0.0, 0.0]).view(3, 1, 1)   # u_1 = 1.5 > theta: a spike at t = 1
+    >>> resonator_layer(kick, torch.zeros(1, 1), torch.tensor([-0.5]), torch.tensor([10.0]))[:, 0, 0]
+    tensor([1., 0., 0.])
+    >>> resonator_layer(kick, torch.zeros(1, 1), torch.tensor([-0.5]), torch.tensor([10.0]), refractory=False)[:, 0, 0]
+    tensor([1., 1., 1.])
+
+    (BRF: q = 1 after the spike raises the threshold to 2 and the damping; vanilla RF keeps firing.)
+    """
+    return _ResonatorBPTT.apply(drive, w_rec, b_rest, omega, dt, theta, refractory, smooth)
+
+
+class RSNNOutput(NamedTuple):
+    """Outputs of :class:`RSNN` on a (T, B, n_in) input.
+
+    Attributes:
+        readout: (T, B, n_out) leaky-integrator potentials (the logits at every step).
+        spikes: (T, B, n_hidden) hidden spikes (0/1).
+    """
+
+    readout: torch.Tensor
+    spikes: torch.Tensor
+
+
+class RSNN(nn.Module):
+    """Single-layer recurrent spiking network with an LI readout (the paper's BRF-RSNN, RF-RSNN, ALIF-RSNN).
+
+    Parameters (count = (n_in + H) H + 2 H + C H + C, e.g. 1,734 for the ECG net 4-36-6):
+        ``hidden.weight`` (H, n_in + H): input and recurrent weights W, bias-free, Xavier-uniform.
+        ``omega``, ``b_offset`` (H,) for RF/BRF: U(omega_range), U(b_offset_range); used as |.|.
+        ``tau_mem``, ``tau_adp`` (H,) for ALIF: N(mean, std); alpha = exp(-1/|tau_mem|), rho = exp(-1/|tau_adp|).
+        ``out.weight`` (C, H): readout weights, bias-free, Xavier-uniform.
+        ``tau_out`` (C,): LI time constants ~ N(tau_out); o_t = a o_{t-1} + (1 - a) W_out z_t, a = exp(-1/|tau_out|).
+
+    Args:
+        neuron: "brf", "rf" (vanilla, no reset) or "alif".
+        generator: torch.Generator for the initialization (reproducible without global RNG state).
+
+    >>> net = RSNN(4, 36, 6, "brf", omega_range=(3.0, 5.0), generator=torch.Generator().manual_seed(0))
+    >>> sum(p.numel() for p in net.parameters())
+    1734
+    >>> net(torch.zeros(5, 2, 4)).readout.shape
+    torch.Size([5, 2, 6])
+    """
+
+    def __init__(self, n_in: int, n_hidden: int, n_out: int, neuron: Neuron = "brf", *,
+                 omega_range: tuple[float, float] = (15.0, 50.0), b_offset_range: tuple[float, float] = (0.1, 1.0),
+                 tau_mem: tuple[float, float] = (20.0, 5.0), tau_adp: tuple[float, float] = (200.0, 50.0),
+                 tau_out: tuple[float, float] = (20.0, 5.0), dt: float = DT,
+                 generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        if neuron not in ("brf", "rf", "alif"):
+            raise ValueError(f"unknown neuron {neuron!r}; use brf, rf or alif")
+        self.n_in, self.n_hidden, self.n_out, self.neuron, self.dt = n_in, n_hidden, n_out, neuron, dt
+        g = generator
+        self.hidden = nn.Linear(n_in + n_hidden, n_hidden, bias=False)
+        nn.init.xavier_uniform_(self.hidden.weight, generator=g)
+        if neuron == "alif":
+            self.tau_mem = nn.Parameter(torch.empty(n_hidden).normal_(*tau_mem, generator=g))
+            self.tau_adp = nn.Parameter(torch.empty(n_hidden).normal_(*tau_adp, generator=g))
+        else:
+            self.omega = nn.Parameter(torch.empty(n_hidden).uniform_(*omega_range, generator=g))
+            self.b_offset = nn.Parameter(torch.empty(n_hidden).uniform_(*b_offset_range, generator=g))
+        self.out = nn.Linear(n_hidden, n_out, bias=False)
+        nn.init.xavier_uniform_(self.out.weight, generator=g)
+        self.tau_out = nn.Parameter(torch.empty(n_out).normal_(*tau_out, generator=g))
+
+    def forward(self, x: torch.Tensor) -> RSNNOutput:
+        """Run the network on x: (T, B, n_in) -> :class:`RSNNOutput`."""
+        T, B, _ = x.shape
+        w = self.hidden.weight  # (H, n_in + H)
+        drive = x @ w[:, :self.n_in].t()  # (T, B, H): input part of I_t, hoisted out of the loop
+        w_rec = w[:, self.n_in:].t()  # (H, H): recurrent part, I_t += z_{t-1} @ w_rec
+        if self.neuron == "alif":
+            zeros, spikes = x.new_zeros(B, self.n_hidden), []
+            alpha, rho = torch.exp(-1 / self.tau_mem.abs()), torch.exp(-1 / self.tau_adp.abs())  # (H,)
+            s = ALIFState(zeros, zeros, zeros)
+            for t in range(T):
+                s = alif_step(torch.addmm(drive[t], s.z, w_rec), s, alpha, rho)
+                spikes.append(s.z)
+            z = torch.stack(spikes)  # (T, B, H)
+        else:
+            omega = self.omega.abs()  # (H,)
+            brf = self.neuron == "brf"
+            b_rest = divergence_boundary(omega, self.dt) - self.b_offset.abs() if brf else -self.b_offset.abs()
+            z = resonator_layer(drive, w_rec, b_rest, omega, self.dt, refractory=brf)  # (T, B, H)
+        return RSNNOutput(li_readout(z @ self.out.weight.t(), self.tau_out), z)
+
+
+def li_readout(current: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """Leaky-integrator readout o_t = a o_{t-1} + (1 - a) I_t, a = exp(-1/|tau|), o_0 = 0, in closed form.
+
+    o_t = (1 - a) sum_{s<=t} a^(t-s) I_s, computed as one contraction with the (C, T, T) lower-triangular
+    kernel a^(t-s) (built as exp((t-s) log a), so nothing overflows); the per-step loop is in
+    :func:`reference_forward`.
+
+    Args:
+        current: (T, B, C) input currents W_out z_t; tau: (C,).
+    Returns (T, B, C).
+
+    >>> li_readout(torch.ones(3, 1, 1), torch.tensor([1 / math.log(2)]))[:, 0, 0]   # a = 0.5
+    tensor([0.5000, 0.7500, 0.8750])
+    """
+    T = current.shape[0]
+    log_a = -1 / tau.abs()  # (C,)
+    lag = torch.arange(T, dtype=current.dtype, device=current.device)
+    lag = lag[:, None] - lag[None, :]  # (T, T): t - s
+    kernel = torch.exp(lag.clamp(min=0)[None] * log_a[:, None, None]) * (lag >= 0)  # (C, T, T)
+    return (1 - torch.exp(log_a)) * torch.einsum("cts,sbc->tbc", kernel, current)
+
+
+def reference_forward(net: RSNN, x: torch.Tensor) -> RSNNOutput:
+    """The plain per-step formulation of :meth:`RSNN.forward` (the official code's structure).
+
+    Every step concatenates (x_t, z_{t-1}), applies the full Linear layer, recomputes |omega|, p(omega)
+    (or alpha, rho) and updates the LI readout; no work is hoisted. Used to check the fast path and as
+    the benchmark baseline. Same shapes as :meth:`RSNN.forward`.
+    """
+    T, B, _ = x.shape
+    zeros = x.new_zeros(B, net.n_hidden)
+    s = ALIFState(zeros, zeros, zeros) if net.neuron == "alif" else BRFState(zeros, zeros, zeros, zeros)
+    o = x.new_zeros(B, net.n_out)
+    outs, spikes = [], []
+    for t in range(T):
+        current = net.hidden(torch.cat((x[t], s.z), dim=1))  # (B, H)
+        if net.neuron == "alif":
+            s = alif_step(current, s, torch.exp(-1 / net.tau_mem.abs()), torch.exp(-1 / net.tau_adp.abs()))
+        else:
+            step = brf_step if net.neuron == "brf" else rf_step
+            s = step(current, s, net.omega.abs(), net.b_offset.abs(), net.dt)
+        a = torch.exp(-1 / net.tau_out.abs())
+        o = a * o + (1 - a) * net.out(s.z)
+        outs.append(o)
+        spikes.append(s.z)
+    return RSNNOutput(torch.stack(outs), torch.stack(spikes))
+
+
+def sequence_nll(readout: torch.Tensor, target: torch.Tensor, label_last: bool = False) -> torch.Tensor:
+    """The paper's loss: NLL of log-softmax(readout) summed over the labelled steps, mean over the batch.
+
+    Args:
+        readout: (T, B, C) LI potentials.
+        target: (B,) one label per sequence, scored at every step (official S-MNIST script) or, with
+            ``label_last``, at the last step only; or (T, B), a label per step (ECG).
+
+    >>> round(sequence_nll(torch.zeros(4, 2, 5), torch.tensor([1, 3])).item(), 4) == round(4 * math.log(5), 4)
+    True
+    """
+    logp = torch.log_softmax(readout, dim=-1)
+    T, B, C = logp.shape
+    if target.dim() == 1:
+        if label_last:
+            return nn.functional.nll_loss(logp[-1], target)
+        target = target.expand(T, B)
+    return nn.functional.nll_loss(logp.reshape(T * B, C), target.reshape(T * B), reduction="sum") / B
+
+
+def predict(readout: torch.Tensor, per_step: bool) -> torch.Tensor:
+    """Class predictions: argmax at every step (T, B) for per-step labels, else argmax of the time-mean (B,).
+
+    The time-mean readout is the official S-MNIST scripts' decision rule.
+
+    >>> predict(torch.tensor([[[0.0, 1.0]], [[3.0, 0.0]]]), per_step=False)
+    tensor([0])
+    """
+    return readout.argmax(-1) if per_step else readout.mean(0).argmax(-1)
+
+
+def param_count(net: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in net.parameters() if p.requires_grad)
+
+
+# The paper's network sizes (input, hidden, classes) and BRF init per task (official scripts).
+PAPER_NETWORKS: dict[str, dict] = {
+    "smnist": dict(n_in=1, n_hidden=256, n_out=10, omega_range=(15.0, 50.0), b_offset_range=(0.1, 1.0)),
+    "psmnist": dict(n_in=1, n_hidden=256, n_out=10, omega_range=(15.0, 85.0), b_offset_range=(0.1, 1.0)),
+    "ecg": dict(n_in=4, n_hidden=36, n_out=6, omega_range=(3.0, 5.0), b_offset_range=(0.1, 1.0)),
+    "shd": dict(n_in=700, n_hidden=128, n_out=20, omega_range=(5.0, 10.0), b_offset_range=(2.0, 3.0)),
+}
+
+
+def paper_network(task: str, neuron: Neuron = "brf", generator: torch.Generator | None = None) -> RSNN:
+    """The BRF-RSNN of the paper for ``task`` in :data:`PAPER_NETWORKS` (e.g. "ecg": 4-36-6, 1,734 parameters).
+
+    >>> param_count(paper_network("shd"))
+    108820
+    """
+    spec = dict(PAPER_NETWORKS[task])
+    return RSNN(spec.pop("n_in"), spec.pop("n_hidden"), spec.pop("n_out"), neuron, generator=generator, **spec)

@@ -1,0 +1,245 @@
+"""Tests of the BRF paper's math: cell steps by hand, the divergence boundary, the surrogate, BPTT, sizes."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from icml24.papers.brf.data import digit_sequences, load_ecg, load_reference_curves
+from icml24.papers.brf.model import (DT, RSNN, ALIFState, BRFState, alif_step, brf_step, divergence_boundary,
+                                     double_gaussian, euler_modulus, li_readout, paper_network, param_count,
+                                     predict, reference_forward, resonator_layer, rf_step, sequence_nll, spike)
+from icml24.papers.brf.training import epochs_to_fraction
+
+SHARED = Path(os.environ.get("ICML24_SHARED", "/work/shared"))
+ECG_DIR = SHARED / "data" / "brf_ecg_qtdb"
+REF_CSV = SHARED / "data" / "brf_reference_logs" / "ecg_reference_curves.csv"
+
+
+def _state(*values):
+    return BRFState(*(torch.tensor([[float(v)]], dtype=torch.float64) for v in values))
+
+
+# --- one cell step against hand-computed numbers ------------------------------------------------
+def test_brf_step_by_hand():
+    # omega = 60: p = (-1 + sqrt(1 - 0.36)) / 0.01 = -20; b = -20 - 0.5 - q(0.2) = -20.7
+    s = _state(0.0, 1.2, 0.3, 0.2)
+    omega, b_off = torch.tensor([60.0], dtype=torch.float64), torch.tensor([0.5], dtype=torch.float64)
+    out = brf_step(torch.tensor([[40.0]], dtype=torch.float64), s, omega, b_off)
+    b = -20.7
+    u = 1.2 + 0.01 * (b * 1.2 - 60 * 0.3 + 40)  # 1.1716
+    v = 0.3 + 0.01 * (60 * 1.2 + b * 0.3)  # 0.95379
+    assert out.u.item() == pytest.approx(u, abs=1e-12)
+    assert out.v.item() == pytest.approx(v, abs=1e-12)
+    assert out.z.item() == 0.0  # u = 1.1716 < theta + q = 1.2: the refractory q blocks the spike
+    assert out.q.item() == pytest.approx(0.9 * 0.2, abs=1e-12)
+    out2 = brf_step(torch.tensor([[50.0]], dtype=torch.float64), s, omega, b_off)  # u = 1.2716 > 1.2
+    assert out2.z.item() == 1.0 and out2.q.item() == pytest.approx(0.18 + 1.0)
+
+
+def test_rf_step_has_no_reset_and_constant_damping():
+    s = _state(1.0, 2.0, 0.0, 0.0)
+    out = rf_step(torch.tensor([[0.0]], dtype=torch.float64), s, torch.tensor([10.0], dtype=torch.float64),
+                  torch.tensor([1.0], dtype=torch.float64))
+    assert out.u.item() == pytest.approx(2.0 + 0.01 * (-1.0 * 2.0))  # 1.98: no reset after the spike
+    assert out.v.item() == pytest.approx(0.01 * 10 * 2.0)
+    assert out.z.item() == 1.0 and out.q.item() == 0.0
+
+
+def test_alif_step_by_hand():
+    s = ALIFState(*(torch.tensor([[v]], dtype=torch.float64) for v in (1.0, 0.4, 0.2)))
+    alpha, rho = torch.tensor(0.9, dtype=torch.float64), torch.tensor(0.8, dtype=torch.float64)
+    out = alif_step(torch.tensor([[5.0]], dtype=torch.float64), s, alpha, rho)
+    a = 0.8 * 0.2 + 0.2 * 1.0  # 0.36
+    thr = 0.01 + 1.8 * a  # 0.658
+    u = 0.9 * 0.4 + 0.1 * 5.0  # 0.86 > thr: spike, soft reset
+    assert out.a.item() == pytest.approx(a)
+    assert out.z.item() == 1.0
+    assert out.u.item() == pytest.approx(u - thr)
+
+
+# --- divergence boundary ------------------------------------------------------------------------
+def test_divergence_boundary_is_exact_and_below_it_the_oscillator_decays():
+    omega = torch.linspace(0.0, 99.0, 200, dtype=torch.float64)
+    p = divergence_boundary(omega)
+    assert torch.allclose(euler_modulus(p, omega), torch.ones_like(omega), atol=1e-12)  # |1 + dt(p + i w)| = 1
+    assert (euler_modulus(p - 0.1, omega) < 1).all()  # b < p(omega): decays
+    assert (euler_modulus(p + 0.1, omega)[1:] > 1).all()  # b > p(omega): grows
+    assert p[0].item() == 0.0 and (p <= 0).all()
+
+
+def test_divergence_boundary_does_not_nan_past_one_over_dt():
+    p = divergence_boundary(torch.tensor([100.0, 150.0]))  # the official formula gives NaN at 150
+    assert torch.isfinite(p).all() and torch.allclose(p, torch.tensor([-1 / DT, -1 / DT]))
+
+
+def test_free_brf_stays_bounded_while_vanilla_rf_grows():
+    # 784 free steps (no input): a kick u = 1, then |z_t| = |1 + dt(b + i w)|^t |z_0|
+    omega = torch.tensor([20.0, 50.0, 85.0], dtype=torch.float64)
+    b_off = torch.tensor([0.1, 0.1, 0.1], dtype=torch.float64)
+    zero = torch.zeros(1, 3, dtype=torch.float64)
+    brf, rf = BRFState(zero, zero + 0.5, zero, zero), BRFState(zero, zero + 0.5, zero, zero)
+    for _ in range(784):
+        brf = brf_step(zero, brf, omega, b_off)
+        rf = rf_step(zero, rf, omega, b_off)
+    brf_amp, rf_amp = torch.hypot(brf.u, brf.v), torch.hypot(rf.u, rf.v)
+    assert (brf_amp < 0.5).all()  # decays: b = p - b_offset < p
+    expected = 0.5 * euler_modulus(-b_off, omega) ** 784
+    assert torch.allclose(rf_amp[0], expected, rtol=1e-9) and (rf_amp > 1e3).all()
+
+
+def test_refractory_raises_threshold_and_damping_after_a_spike():
+    # identical drive; the BRF neuron that just spiked (q = 1) needs u > 2 and is damped harder
+    s_rest, s_ref = _state(0.0, 0.5, 0.0, 0.0), _state(1.0, 0.5, 0.0, 1.0)
+    omega, b_off = torch.tensor([10.0], dtype=torch.float64), torch.tensor([0.2], dtype=torch.float64)
+    a = brf_step(torch.tensor([[100.0]], dtype=torch.float64), s_rest, omega, b_off)
+    b = brf_step(torch.tensor([[100.0]], dtype=torch.float64), s_ref, omega, b_off)
+    assert a.z.item() == 1.0 and b.z.item() == 0.0
+    assert b.u.item() == pytest.approx(a.u.item() - 0.01 * 1.0 * 0.5)  # extra damping -q u dt
+
+
+# --- surrogate ----------------------------------------------------------------------------------
+def test_double_gaussian_shape():
+    x = torch.linspace(-30, 30, 6001, dtype=torch.float64)
+    h = double_gaussian(x)
+    n = lambda x, s: math.exp(-x * x / (2 * s * s)) / (s * math.sqrt(2 * math.pi))
+    assert h[3000].item() == pytest.approx(0.5 * (1.15 * n(0, 0.5) - 0.3 * n(0, 3.0)))
+    assert torch.allclose(h, h.flip(0))  # symmetric
+    assert h.argmax().item() == 3000  # peak at 0
+    assert (h[:3000 - 200] < 0).any()  # negative side lobes beyond |x| ~ 1.3
+    assert torch.trapezoid(h, x).item() == pytest.approx(0.5 * (1.15 - 0.3), abs=1e-6)  # integral 0.425
+
+
+def test_spike_forward_is_heaviside_backward_is_surrogate():
+    x = torch.tensor([-1.0, -0.0, 0.3], dtype=torch.float64, requires_grad=True)
+    z = spike(x)
+    assert z.tolist() == [0.0, 0.0, 1.0]
+    (g,) = torch.autograd.grad(z.sum(), x)
+    assert torch.allclose(g, double_gaussian(x.detach()))
+
+
+# --- BPTT ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("refractory", [True, False])
+def test_fused_bptt_gradcheck_smooth(refractory):
+    """The hand-written adjoint recursion is exact (sigmoid spikes make the layer differentiable)."""
+    g = torch.Generator().manual_seed(0)
+    T, B, H = 7, 2, 3
+    drive = (80 * torch.randn(T, B, H, generator=g, dtype=torch.float64)).requires_grad_()
+    w = torch.randn(H, H, generator=g, dtype=torch.float64).requires_grad_()
+    b = (torch.randn(H, generator=g, dtype=torch.float64) - 1).requires_grad_()
+    om = (10 + 40 * torch.rand(H, generator=g, dtype=torch.float64)).requires_grad_()
+    f = lambda d, w, b, o: resonator_layer(d, w, b, o, refractory=refractory, smooth=True)
+    assert torch.autograd.gradcheck(f, (drive, w, b, om))
+
+
+@pytest.mark.parametrize("neuron", ["brf", "rf", "alif"])
+def test_fast_network_equals_per_step_reference(neuron):
+    """Outputs and surrogate gradients of the fused network equal the plain per-step formulation."""
+    net = RSNN(2, 8, 3, neuron, generator=torch.Generator().manual_seed(1)).double()
+    x = 300 * torch.rand(40, 4, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 1])
+    fast, ref = net(x), reference_forward(net, x)
+    assert 0 < fast.spikes.mean() < 1  # spikes happen, so the surrogate path is exercised
+    assert torch.equal(fast.spikes, ref.spikes)
+    assert torch.allclose(fast.readout, ref.readout, atol=1e-12)
+    g_fast = torch.autograd.grad(sequence_nll(fast.readout, y), list(net.parameters()))
+    g_ref = torch.autograd.grad(sequence_nll(ref.readout, y), list(net.parameters()))
+    for a, b in zip(g_fast, g_ref):
+        assert torch.allclose(a, b, rtol=1e-9, atol=1e-12)
+        assert b.abs().max() > 0
+
+
+def test_gradient_flows_back_through_time():
+    """The loss at the last step reaches the input at the first step (through u, v and the recurrence)."""
+    net = RSNN(1, 6, 2, "brf", generator=torch.Generator().manual_seed(3)).double()
+    x = (200 * torch.rand(30, 2, 1, generator=torch.Generator().manual_seed(4), dtype=torch.float64)).requires_grad_()
+    out = net(x)
+    (g,) = torch.autograd.grad(sequence_nll(out.readout, torch.tensor([0, 1]), label_last=True), x)
+    assert g[0].abs().sum() > 0
+
+
+# --- readout, loss, sizes -----------------------------------------------------------------------
+def test_li_readout_closed_form_equals_loop():
+    cur = torch.randn(50, 3, 4, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    tau = torch.tensor([2.0, -5.0, 20.0, 300.0], dtype=torch.float64)
+    a = torch.exp(-1 / tau.abs())
+    o, loop = torch.zeros(3, 4, dtype=torch.float64), []
+    for t in range(50):
+        o = a * o + (1 - a) * cur[t]
+        loop.append(o)
+    assert torch.allclose(li_readout(cur, tau), torch.stack(loop), atol=1e-12)
+
+
+def test_sequence_nll_and_predict():
+    r = torch.zeros(3, 2, 4)
+    r[2, 0, 1] = 10.0
+    assert sequence_nll(r, torch.tensor([1, 2]), label_last=True).item() == pytest.approx(
+        0.5 * (-torch.log_softmax(r[2, 0], 0)[1] + math.log(4)).item())
+    per_step = torch.tensor([[1, 2], [1, 2], [1, 2]])
+    assert sequence_nll(r, per_step).item() == pytest.approx(sequence_nll(r, torch.tensor([1, 2])).item())
+    assert predict(r, per_step=False).tolist() == [1, 0]
+    assert predict(r, per_step=True).shape == (3, 2)
+
+
+@pytest.mark.parametrize("task,count", [("smnist", 68_874), ("psmnist", 68_874), ("ecg", 1_734), ("shd", 108_820)])
+def test_paper_parameter_counts(task, count):
+    assert param_count(paper_network(task)) == count
+
+
+def test_alif_network_has_same_count_as_brf():
+    assert param_count(RSNN(1, 64, 10, "alif")) == param_count(RSNN(1, 64, 10, "brf")) == 65 * 64 + 128 + 650
+
+
+def test_init_is_seeded_and_in_range():
+    a = RSNN(1, 256, 10, "brf", omega_range=(15.0, 85.0), generator=torch.Generator().manual_seed(0))
+    b = RSNN(1, 256, 10, "brf", omega_range=(15.0, 85.0), generator=torch.Generator().manual_seed(0))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert 15 <= a.omega.min() and a.omega.max() <= 85 and 0.1 <= a.b_offset.min() and a.b_offset.max() <= 1
+
+
+def test_epochs_to_fraction():
+    assert epochs_to_fraction([0.1, 0.2, 0.3]) == 2
+    assert epochs_to_fraction([0.1, 0.9, 0.5, 0.5]) == 1
+
+
+# --- data ---------------------------------------------------------------------------------------
+def test_digit_sequences_split_and_permutation():
+    d = digit_sequences(np.random.default_rng(0), test_fraction=0.3)
+    p = digit_sequences(np.random.default_rng(0), test_fraction=0.3, permuted=True)
+    assert d.x_train.shape[1:] == (64, 1) and len(d.y_test) + len(d.y_train) == 1797
+    assert np.bincount(d.y_test).min() >= 50  # stratified
+    perm = np.random.default_rng(0).permutation(64)
+    assert np.array_equal(p.x_train[:, :, 0], d.x_train[:, perm, 0])
+
+
+def test_load_ecg_from_a_small_file(tmp_path):
+    from scipy.io import savemat
+
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 5), ("test", 3)):
+        y = np.eye(6, dtype=np.uint8)[rng.integers(0, 6, size=(n, 1301))]
+        savemat(tmp_path / f"QTDB_{split}.mat", {"x": rng.integers(-1, 2, size=(n, 1301, 4)).astype(np.int16), "y": y})
+    d = load_ecg(tmp_path)
+    assert d.x_train.shape == (5, 1300, 4) and d.y_test.shape == (3, 1300) and d.x_train.dtype == np.float32
+    with pytest.raises(FileNotFoundError):
+        load_ecg(tmp_path / "missing")
+
+
+@pytest.mark.skipif(not ECG_DIR.is_dir(), reason="ECG-QTDB files not present")
+def test_load_real_ecg():
+    d = load_ecg(ECG_DIR)
+    assert d.x_train.shape == (618, 1300, 4) and d.x_test.shape == (141, 1300, 4)
+    assert set(np.unique(d.y_train)) == set(range(6))
+
+
+@pytest.mark.skipif(not REF_CSV.is_file(), reason="reference logs not present")
+def test_reference_curves():
+    ref = load_reference_curves(REF_CSV)
+    brf = ref["ecg_best_model"]
+    assert brf.shape[0] == 5 and brf.shape[1] >= 11
+    assert 74 < brf[:, 3].mean() < 78  # epoch 3 of the released BRF runs, in percent
