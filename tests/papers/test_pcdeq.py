@@ -92,7 +92,7 @@ def test_projection_keeps_weights_nonnegative_and_is_needed():
     negative_seen = {}
     for cls in (PcDEQLinear, UnconstrainedDEQLinear):
         layer = cls(5, "tanh", generator=torch.Generator().manual_seed(6))
-        deq = DEQ(layer)
+        deq = DEQ(layer, max_iter=50)
         opt = torch.optim.Adam(layer.parameters(), lr=0.05)
         attach_projection(opt, layer)
         for _ in range(10):
@@ -207,3 +207,29 @@ def test_quick_claims(tmp_path):
     verdicts = {c["claim_id"]: c["verdict"] for c in out.result.claims}
     for cid in ("C1", "C2", "C3", "C4", "C6"):
         assert verdicts[cid] == "pass", cid
+
+
+def test_missing_data_folder_is_a_user_error(tmp_path):
+    from icml24.core.config import apply_overrides
+    from icml24.papers.pcdeq.experiment import FULL, SMOKE, run
+
+    with pytest.raises(UserError):
+        apply_overrides(SMOKE, ["data=idx", f"data_dir={tmp_path / 'nope'}"])
+    with pytest.raises(UserError):
+        run(FULL, 0)  # FULL reads MNIST and no data_dir was given: fails before any compute
+
+
+def test_run_on_idx_files(tmp_path):
+    from dataclasses import replace
+
+    from icml24.papers.pcdeq.experiment import SMOKE, run
+
+    rng = np.random.default_rng(13)
+    for split, n in (("train", 40), ("t10k", 20)):
+        _write_idx(tmp_path / f"{split}-images-idx3-ubyte.gz", rng.integers(0, 256, (n, 28, 28)), gz=True)
+        _write_idx(tmp_path / f"{split}-labels-idx1-ubyte.gz", rng.integers(0, 10, n), gz=True)
+    cfg = replace(SMOKE, data="idx", data_dir=str(tmp_path), n_train=40, n_test=20, epochs=1,
+                  prop_norms=(0.5,), prop_instances=1, prop_max_iter=50)
+    out = run(cfg, 0)
+    assert out.metrics["n_params_pcdeq"] == out.metrics["n_params_mlp"] == 784 * 80 + 80 + 160 + 6480 + 160 + 810
+    assert 0.0 <= out.metrics["pcdeq_test_acc"] <= 1.0

@@ -16,6 +16,7 @@ files with ``data=idx data_dir=...``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -23,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from icml24.core.config import knob
+from icml24.core.errors import UserError
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.pcdeq.components import (
     LinearDEQNet, MLPNet, PcDEQLinear, UnconstrainedDEQLinear, attach_projection, geometric_rate,
@@ -65,6 +67,12 @@ class Config:
     eval_batch: int = knob(500, "test-set batch size (the relative residual is per batch)")
     threads: int = knob(1, "torch CPU threads inside the run")
     device: str = knob("cpu", "torch device of the training part (the paper used a GPU)")
+
+
+    def __post_init__(self) -> None:
+        # a data folder that is given must exist (checked when the CLI applies --set, before anything runs)
+        if self.data == "idx" and self.data_dir and not Path(self.data_dir).is_dir():
+            raise UserError(f"data_dir {self.data_dir!r} is not a folder (it must hold MNIST-format IDX files)")
 
 
 SMOKE = Config(prop_norms=(0.5, 10.0), prop_instances=2, prop_starts=3, prop_max_iter=300, n_train=256,
@@ -151,6 +159,8 @@ class TrainLog(NamedTuple):
 def load_data(config: Config, seed: int) -> ImageData:
     """The configured data set for ``seed``."""
     if config.data == "idx":
+        if not config.data_dir:
+            raise UserError("data=idx needs data_dir=<folder with MNIST-format IDX files> (e.g. --set data_dir=...)")
         return load_idx_dataset(config.data_dir, config.n_train, config.n_test, seed)
     return procedural_digits(config.n_train, config.n_test, config.image_size, config.noise, seed)
 
@@ -228,11 +238,11 @@ def _build(kind: str, d_in: int, config: Config, seed: int):
 
 def run(config: Config, seed: int) -> SeedResult:
     """One seed: the property study, then pcDEQ / signed DEQ / MLP trained on the same data and batches."""
+    data = load_data(config, seed)  # first, so a missing data folder fails before any compute
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)
     try:
         study = property_study(config, np.random.default_rng([seed, 0]))
-        data = load_data(config, seed)
         d_in = int(np.prod(data.x_train.shape[1:]))
         logs, sizes = {}, {}
         for kind in ("pcdeq", "deq", "mlp"):
