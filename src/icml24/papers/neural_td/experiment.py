@@ -184,7 +184,9 @@ def figures(result: RunResult) -> dict:
     for row in floors:
         ax2.loglog(widths, row, color="0.7", lw=1)
     ax2.loglog(widths, np.exp(np.log(floors).mean(axis=0)), "o-", color="C0", label="geo. mean over seeds")
-    ax2.loglog(widths, floors.mean(axis=0)[0] * widths[0] / widths, "k--", lw=1, label="1/m")
+    ax2.loglog(widths, np.exp(np.log(floors[:, 0]).mean()) * widths[0] / widths, "k--", lw=1, label="1/m")
+    ax2.set_xticks(widths, [str(int(m)) for m in widths])
+    ax2.minorticks_off()
     ax2.set_xlabel("width m")
     ax2.set_ylabel("floor ||Q(theta_inf) - Q_ref||_mu^2")
     ax2.legend(fontsize=8)
