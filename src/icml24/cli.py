@@ -99,6 +99,9 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
         else:
             overrides.append(f"device={device}")
     config = apply_overrides(config, overrides)
+    validate = getattr(paper.experiment, "validate", None)  # optional contract hook: raises UserError
+    if validate is not None:
+        validate(config)
     seed_list = parse_seeds(seeds) if seeds else paper.default_seeds(preset)
     return RunRequest(paper, preset, config, seed_list)
 

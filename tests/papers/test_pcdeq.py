@@ -233,3 +233,11 @@ def test_run_on_idx_files(tmp_path):
     out = run(cfg, 0)
     assert out.metrics["n_params_pcdeq"] == out.metrics["n_params_mlp"] == 784 * 80 + 80 + 160 + 6480 + 160 + 810
     assert 0.0 <= out.metrics["pcdeq_test_acc"] <= 1.0
+
+
+def test_full_preset_without_data_dir_is_refused_before_anything_runs(tmp_path):
+    from conftest import run_cli
+
+    out = run_cli("run", "pcdeq", "--preset", "full", "--out", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2 and "data=idx needs data_dir" in out.stderr
+    assert list(tmp_path.iterdir()) == []

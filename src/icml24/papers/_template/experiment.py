@@ -2,6 +2,9 @@
 
 ``run`` is pure: its randomness comes from ``seed`` alone, so the same config and seed give identical
 metrics. It returns scalar ``metrics`` and 1-D ``curves``, every name a claim in claims.py reads.
+A paper whose configs can be invalid in ways a field's type cannot express (a data path that is
+required by one preset only, say) adds ``validate(config)``, raising ``UserError``; the CLI calls it
+before anything runs or is written.
 """
 
 from __future__ import annotations

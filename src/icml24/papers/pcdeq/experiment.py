@@ -156,11 +156,16 @@ class TrainLog(NamedTuple):
     diverged: bool
 
 
+def validate(config: Config) -> None:
+    """Reject a config that cannot run, before any seed starts (called by the CLI)."""
+    if config.data == "idx" and not config.data_dir:
+        raise UserError("data=idx needs data_dir=<folder with MNIST-format IDX files> (e.g. --set data_dir=...)")
+
+
 def load_data(config: Config, seed: int) -> ImageData:
     """The configured data set for ``seed``."""
     if config.data == "idx":
-        if not config.data_dir:
-            raise UserError("data=idx needs data_dir=<folder with MNIST-format IDX files> (e.g. --set data_dir=...)")
+        validate(config)
         return load_idx_dataset(config.data_dir, config.n_train, config.n_test, seed)
     return procedural_digits(config.n_train, config.n_test, config.image_size, config.noise, seed)
 
