@@ -117,3 +117,152 @@ def test_random_gssms_never_beat_the_lower_bound():
         update = rng.integers(0, S, size=(S, D))
         err = 1 - th.random_gssm_success(update, L)
         assert err >= float(th.gssm_error_lower_bound(L, S, D)) - 1e-12
+
+
+# -- models ------------------------------------------------------------------------------------------
+from icml24.papers.copying import model as md  # noqa: E402
+from icml24.papers.copying import tasks as tk  # noqa: E402
+
+
+def test_hard_alibi_bias_equals_hand_written_masks():
+    T, H, n_hard = 7, 4, 2
+    bias = md.attention_bias(T, H, "hard_alibi", n_hard)
+    for h in range(H):
+        want = _hand_mask(T, h) if h < n_hard else _hand_mask(T, T)  # hard heads: window h+1; others: causal
+        assert torch.equal(torch.isfinite(bias[h]), want)
+        assert (bias[h][want] == 0).all()
+    assert torch.equal(md.hard_alibi_mask(T, 2), _hand_mask(T, 2))
+
+
+def test_alibi_bias_is_minus_slope_times_distance():
+    bias = md.attention_bias(5, 2, "alibi", 0)
+    assert bias[0, 4, 1].item() == pytest.approx(-(2 ** -4) * 3)
+    assert bias[1, 3, 0].item() == pytest.approx(-(2 ** -8) * 3)
+    assert bias[0, 1, 2].item() == -math.inf
+
+
+def test_rope_scores_depend_only_on_relative_position():
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 1, 1, 8, generator=g, dtype=torch.float64), torch.randn(1, 1, 1, 8, generator=g, dtype=torch.float64)
+    T = 9
+    rq, rk = md.rotary(q.expand(1, 1, T, 8).clone()), md.rotary(k.expand(1, 1, T, 8).clone())
+    s = (rq[0, 0] @ rk[0, 0].T)  # (T, T)
+    assert torch.allclose(s[5, 2], s[7, 4]) and torch.allclose(s[3, 3], s[8, 8])
+    assert torch.allclose(md.rotary(q)[..., 0, :], q[..., 0, :])  # position 0 is not rotated
+
+
+@pytest.mark.parametrize("kind", ["rope", "nope", "alibi", "hard_alibi", "mamba", "lstm"])
+def test_models_are_causal(kind):
+    torch.manual_seed(0)
+    m = {"mamba": lambda: md.Mamba(12, 16, 2, d_state=4), "lstm": lambda: md.LSTMLM(12, 8, 16, 2)}.get(
+        kind, lambda: md.Transformer(12, 16, 2, 4, kind))()
+    x = torch.randint(0, 12, (2, 10))
+    y = x.clone()
+    y[:, 6:] = (y[:, 6:] + 1) % 12
+    assert torch.allclose(m(x)[:, :6], m(y)[:, :6], atol=1e-6)
+    assert not torch.allclose(m(x)[:, 6:], m(y)[:, 6:])
+
+
+def test_fast_scan_equals_naive_scan_with_gradients():
+    g = torch.Generator().manual_seed(0)
+    B, L, E, N = 2, 37, 5, 3
+    dA = torch.rand(B, L, E, N, generator=g).requires_grad_()
+    dBx = torch.randn(B, L, E, N, generator=g).requires_grad_()
+    C = torch.randn(B, L, N, generator=g).requires_grad_()
+    w = torch.randn(B, L, E, generator=g)
+    fast, naive = md.selective_scan(dA, dBx, C), md.selective_scan_naive(dA, dBx, C)
+    assert torch.allclose(fast, naive, atol=1e-5)
+    gf = torch.autograd.grad((fast * w).sum(), (dA, dBx, C))
+    gn = torch.autograd.grad((naive * w).sum(), (dA, dBx, C))
+    for a, b in zip(gf, gn):
+        assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_fast_scan_gradcheck_float64():
+    g = torch.Generator().manual_seed(1)
+    args = (torch.rand(1, 6, 2, 2, generator=g, dtype=torch.float64).requires_grad_(),
+            torch.randn(1, 6, 2, 2, generator=g, dtype=torch.float64).requires_grad_(),
+            torch.randn(1, 6, 2, generator=g, dtype=torch.float64).requires_grad_())
+    assert torch.autograd.gradcheck(md.selective_scan, args)
+
+
+def test_mamba_fast_and_naive_models_agree():
+    torch.manual_seed(3)
+    fast = md.Mamba(10, 16, 2, d_state=4, fast_scan=True)
+    naive = md.Mamba(10, 16, 2, d_state=4, fast_scan=False)
+    naive.load_state_dict(fast.state_dict())
+    x = torch.randint(0, 10, (3, 20))
+    assert torch.allclose(fast(x), naive(x), atol=1e-5)
+
+
+# -- tasks and metrics ---------------------------------------------------------------------------------
+def test_loss_mask_covers_exactly_the_answers():
+    D = 6
+    sp = tk.specials(D)
+    b, complete = tk.packed_batch("copy", 4, 40, (2, 5), D, np.random.default_rng(0))
+    n_masked = 0
+    for row, m in zip(b.ids.tolist(), b.mask.tolist()):
+        starts = [i for i, t in enumerate(row) if t == sp["$"]]
+        for j, s in enumerate(starts):
+            end = starts[j + 1] if j + 1 < len(starts) else len(row)
+            ex, mk = row[s:end], m[s:end]
+            sep = ex.index(sp["|"]) if sp["|"] in ex else len(ex)
+            L = sep - 1
+            full = len(ex) == 2 * L + 3
+            want = [0.0] * (sep + 1) + [1.0] * (L + 1) if full else [0.0] * len(ex)
+            assert mk == want[: len(ex)]
+            if full:
+                assert ex[sep + 1: sep + 1 + L] == ex[1: sep] and ex[-1] == sp["."]
+                n_masked += L + 1
+    assert n_masked == b.mask.sum().item() and complete >= 4
+
+
+def test_lookup_examples_answer_the_unique_key():
+    D, rng = 5, np.random.default_rng(1)
+    sp = tk.specials(D)
+    for task in ("prefix", "suffix"):
+        for _ in range(20):
+            ex = tk.make_example(task, 9, D, rng, n_gram=2, answer_len=3)
+            ids = ex.ids
+            if task == "prefix":
+                g, x = ids[1:3], ids[4:13]
+            else:
+                x, g = ids[1:10], ids[11:13]
+            hits = [i for i in range(len(x) - 1) if x[i: i + 2] == g]
+            assert len(hits) == 1
+            assert ids[ex.answer_start: -1] == x[hits[0] + 2: hits[0] + 5] and ids[-1] == sp["."]
+
+
+def test_masked_loss_equals_manual_cross_entropy():
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 7, (2, 6), generator=g)
+    mask = torch.zeros(2, 6)
+    mask[0, 3:] = 1
+    mask[1, 5] = 1
+    logits = torch.randn(2, 5, 7, generator=g)
+    lp = torch.log_softmax(logits, -1)
+    manual = -(lp[0, 2, ids[0, 3]] + lp[0, 3, ids[0, 4]] + lp[0, 4, ids[0, 5]] + lp[1, 4, ids[1, 5]]) / 4
+    assert tk.masked_lm_loss(logits, ids, mask).item() == pytest.approx(manual.item(), rel=1e-6)
+
+
+class _ConstructionLM(torch.nn.Module):
+    """The hand-built copying transformer as a language model (log of its output distribution)."""
+
+    def __init__(self, n: int, D: int):
+        super().__init__()
+        self.n, self.D = n, D
+
+    def forward(self, ids):
+        return torch.log(th.construction_logits(ids, self.n, self.D) + 1e-9)
+
+
+def test_greedy_decoding_of_a_copying_model_returns_the_input():
+    D = 26
+    batch, start = tk.eval_batch("copy", 16, 12, D, np.random.default_rng(4))
+    x = batch.ids[:, 1:13].numpy()
+    assert not th.has_repeated_ngram(x, 3).any()
+    lm = _ConstructionLM(3, D)
+    batch = tk.Batch(batch.ids[:, :-1], batch.mask[:, :-1])  # the construction copies letters, not the final "."
+    assert tk.greedy_string_accuracy(lm, batch, start) == 1.0
+    acc = tk.teacher_forced_accuracy(lm, batch)
+    assert acc.string == 1.0 and acc.char == 1.0

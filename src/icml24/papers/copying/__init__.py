@@ -1,0 +1,17 @@
+"""Jelassi et al. (ICML 2024): transformers vs generalized state space models at copying.
+
+Theory (no training): :mod:`theory` (the hand-built 2-layer n-gram-hashing transformer and
+fixed-state GSSMs with both bounds). Models: :mod:`model` (transformer with RoPE / NoPE / ALiBi /
+Hard-ALiBi, pure-PyTorch Mamba with a fast and a naive scan, LSTM). Tasks, training and metrics:
+:mod:`tasks`. :mod:`components` re-exports the public pieces.
+"""
+
+from icml24.core.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "theory": ["copy_error_upper_bound", "gssm_error_lower_bound", "ngram_hash", "construction_logits",
+               "construction_copy_correct", "construction_generate", "construction_copy_error",
+               "has_repeated_ngram", "PrefixStoreGSSM", "random_gssm_success"],
+    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "claims": ["CLAIMS", "check"],
+})

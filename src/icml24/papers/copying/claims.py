@@ -1,0 +1,62 @@
+"""Claims of Jelassi et al. (ICML 2024), from the issue's list, measured on ``run`` outputs.
+
+C1-C3 are the theory (exact or Monte Carlo, no training) and hold at every preset. C4-C8 are the
+trained-model claims; QUICK trains ~30k-parameter models for a few hundred steps on a shared 2-core
+CPU, far below the paper's ~150M-parameter, 2000-step regime, so their QUICK verdicts test the
+direction at toy scale only (see the README for what each verdict means).
+"""
+
+from __future__ import annotations
+
+from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
+from icml24.core.results import RunResult
+
+CLAIMS = (
+    Claim("C1", "A two-layer transformer copies strings of length L with error at most about L^2/|D|^n "
+          "(hand-built n-gram-hashing construction, |D| = 26, n = 2..4, L up to 0.8 |D|^(n/2)).",
+          "Thm 2.3 (Sec. 2.2), construction in App. B", "within", metric="construction_worst_ratio",
+          statistic="worst ratio measured copy error / (L^2/|D|^n) over the (n, L) grid, mean over seeds",
+          bands={"quick": Band(hi=1.0), "full": Band(hi=1.0)}, paper_value="error <= L^2/|D|^n (ratio <= 1)"),
+    Claim("C2", "A GSSM with |S| states cannot copy uniform length-L strings with error below 1 - |S|/|D|^L; "
+          "the automaton that stores the first k tokens meets this bound exactly.",
+          "Thm 2.7 (Sec. 2.3)", "equiv", metric="prefix_store_error_sum", against="prefix_store_bound_sum",
+          statistic="sum over L=1..6, k=0..4 (|D| = 3) of exact error minus bound, by enumeration",
+          bands={"quick": Band(-1e-9, 1e-9), "full": Band(-1e-9, 1e-9)}, paper_value="0 (tight)"),
+    Claim("C3", "No GSSM beats the bound: random finite-state models (random transition tables, best "
+          "readout) all have copy error >= 1 - |S|/|D|^L.", "Thm 2.7 (Sec. 2.3)", "constraint",
+          metric="random_gssm_min_margin", statistic="min over random GSSMs of exact error - bound, per seed",
+          bands={"quick": Band(lo=-1e-12), "full": Band(lo=-1e-12)}, paper_value=">= 0"),
+    Claim("C4", "Transformers need far fewer training examples than Mamba to copy (95% string accuracy).",
+          "Sec. 4.1, Fig. 2 (about 100x fewer at 150M parameters)", "order",
+          metric="mamba_log10_examples_to_95", against="transformer_log10_examples_to_95",
+          statistic="log10 examples-to-95% of Mamba minus the best transformer variant (censored at the "
+                    "budget when 95% is never reached), paired per seed",
+          bands={"quick": Band(lo=0.0), "full": Band(lo=1.0)}, paper_value="~2 (100x)"),
+    Claim("C5", "Transformers need far fewer training examples than the LSTM to copy (95% string accuracy).",
+          "Sec. 4.1, Fig. 2", "order", metric="lstm_log10_examples_to_95",
+          against="transformer_log10_examples_to_95",
+          statistic="log10 examples-to-95% of the LSTM minus the best transformer variant, paired per seed",
+          bands={"quick": Band(lo=0.0), "full": Band(lo=1.0)}),
+    Claim("C6", "Trained on short strings, the Hard-ALiBi transformer copies strings 3x longer better than "
+          "Mamba, the LSTM and the RoPE transformer.", "Sec. 4.2, Fig. 4", "order",
+          metric="hard_alibi_acc_xmax", against="others_best_acc_xmax",
+          statistic="string accuracy (teacher forced) at 3x the longest training length: Hard-ALiBi minus "
+                    "the best of the other models, paired per seed",
+          bands={"quick": Band(lo=0.0), "full": Band(lo=0.5)}),
+    Claim("C7", "n-gram lookup with the key after the string (suffix key) is easy for the transformer and "
+          "hard for Mamba at equal size.", "Sec. 4.3, Fig. 6", "order", metric="hard_alibi_suffix_acc",
+          against="mamba_suffix_acc",
+          statistic="string accuracy (teacher forced) of the Hard-ALiBi transformer minus Mamba, paired per seed",
+          bands={"quick": Band(lo=0.0), "full": Band(lo=0.5)},
+          note="task names follow the official code: prefix = key before the string, suffix = key after"),
+    Claim("C8", "Lookup with the key before the string (prefix key) is feasible for Mamba: it needs to store "
+          "only the answer, so Mamba does better than with the key after the string.", "Sec. 4.3, Fig. 6",
+          "order", metric="mamba_prefix_acc", against="mamba_suffix_acc",
+          statistic="Mamba string accuracy, prefix minus suffix key, paired per seed",
+          bands={"quick": Band(lo=0.0), "full": Band(lo=0.3)}),
+)
+
+
+def check(result: RunResult, preset: str) -> list[ClaimResult]:
+    """Measure every claim on ``result`` and give its verdict at ``preset``."""
+    return evaluate_all(CLAIMS, result, preset)

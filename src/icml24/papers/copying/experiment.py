@@ -1,0 +1,279 @@
+"""Experiment: the theory checks (exact, no training) and the small trained-model comparisons.
+
+``run(config, seed)`` does, in order:
+
+1. **Construction (Thm 2.3).** For each n in ``theory_ns`` and each scale c, strings of length
+   ``L = round(c |D|^(n/2))`` (so the bound ``L^2/|D|^n`` is about ``c^2``) are copied by the
+   hand-built transformer; copy error, the bound and the n-gram repeat rate are recorded.
+2. **GSSMs (Thm 2.7).** Exact errors, by enumerating all ``|D|^L`` strings, of the prefix-storing
+   automaton (meets the bound) and of random transition tables (never beat it).
+3. **Copy training.** Each model of ``copy_models`` is trained on copy with lengths in
+   ``[train_len_min, train_len_max]``; the learning curve gives the examples needed to reach 95%
+   string accuracy; after training, accuracy at ``gen_factors`` times the longest training length.
+4. **Lookup training.** The Hard-ALiBi transformer and Mamba on prefix-key and suffix-key lookup.
+
+Models are built inside ``torch.random.fork_rng`` seeded by ``seed``; data come from
+``np.random.default_rng(seed)``; the global RNG state is left untouched.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from icml24.core.config import knob
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.copying import theory as th
+from icml24.papers.copying.model import LSTMLM, Mamba, Transformer, n_params
+from icml24.papers.copying.tasks import (eval_batch, examples_to_reach, greedy_string_accuracy,
+                                         teacher_forced_accuracy, train)
+
+TRANSFORMERS = ("hard_alibi", "rope", "nope", "alibi")
+GSSMS = ("mamba", "lstm")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Theory grid, tiny-model sizes and training budget (QUICK: 2-core CPU, minutes)."""
+
+    # 1. construction
+    theory_alphabet: int = knob(26, "|D| for the construction (the paper's 26 letters)")
+    theory_ns: tuple[int, ...] = knob((2, 3, 4), "n-gram sizes n of the hand-built transformer")
+    theory_scales: tuple[float, ...] = knob((0.5, 0.8), "string lengths L = c |D|^(n/2) for each c (bound ~ c^2)")
+    theory_strings: int = knob(96, "random strings per (n, L) point")
+    # 2. GSSMs
+    gssm_alphabet: int = knob(3, "|D| for the exact (enumerated) GSSM checks")
+    gssm_max_len: int = knob(6, "GSSM checks use every L = 1..gssm_max_len")
+    gssm_max_stored: int = knob(4, "prefix-store automata store k = 0..gssm_max_stored tokens")
+    gssm_random: int = knob(40, "random GSSM transition tables per seed")
+    gssm_max_states: int = knob(64, "random GSSMs have 2..gssm_max_states states")
+    # 3./4. training
+    alphabet: int = knob(26, "letters |D| of the trained tasks")
+    train_len_min: int = knob(2, "shortest training string")
+    train_len_max: int = knob(6, "longest training string")
+    gen_factors: tuple[int, ...] = knob((1, 2, 3), "evaluate at these multiples of train_len_max")
+    copy_models: tuple[str, ...] = knob(("hard_alibi", "rope", "mamba", "lstm"), "models trained on copy")
+    context: int = knob(40, "training context (examples are packed into it)")
+    batch: int = knob(8, "training contexts per step")
+    steps: int = knob(100, "training steps per model and task")
+    lr: float = knob(3e-3, "AdamW peak learning rate")
+    weight_decay: float = knob(0.1, "AdamW weight decay")
+    warmup: int = knob(10, "linear warm-up steps (then linear decay)")
+    eval_every: int = knob(10, "steps between learning-curve evaluations")
+    eval_examples: int = knob(24, "examples per evaluation length")
+    d_model: int = knob(32, "transformer width")
+    n_layers: int = knob(2, "transformer layers")
+    n_heads: int = knob(4, "transformer heads per layer")
+    n_hard: int = knob(2, "Hard-ALiBi heads per layer (head i sees the last i+1 tokens)")
+    mamba_d: int = knob(32, "Mamba width (inner width 2x)")
+    mamba_layers: int = knob(3, "Mamba layers")
+    d_state: int = knob(4, "Mamba state size N per channel")
+    lstm_hidden: int = knob(64, "LSTM hidden size (embedding = d_model)")
+    lstm_layers: int = knob(1, "LSTM layers")
+    lookup_runs: tuple[str, ...] = knob(("hard_alibi:suffix", "mamba:prefix", "mamba:suffix"),
+                                        "model:task pairs trained on lookup (claims C7, C8)")
+    lookup_len_min: int = knob(6, "shortest lookup string")
+    lookup_len_max: int = knob(10, "longest lookup string")
+    lookup_ngram: int = knob(2, "length of the lookup key n-gram")
+    lookup_answer: int = knob(2, "answer tokens after the key")
+    threads: int = knob(1, "torch CPU threads inside run")
+    device: str = knob("cpu", "torch device for training")
+
+
+SMOKE = Config(theory_ns=(2, 3), theory_scales=(0.8,), theory_strings=16, gssm_max_len=4, gssm_random=5,
+               steps=4, eval_every=2, eval_examples=4, batch=4, d_model=16, n_heads=4, n_hard=2, mamba_d=16,
+               mamba_layers=1, d_state=4, lstm_hidden=16, gen_factors=(1, 3), lookup_len_min=5, lookup_len_max=6)
+QUICK = Config()
+FULL = Config(theory_ns=(2, 3, 4, 5), theory_scales=(0.25, 0.5, 0.8), theory_strings=2000, gssm_max_len=8,
+              gssm_random=500, train_len_min=20, train_len_max=50, gen_factors=(1, 2, 3, 10, 20), context=400,
+              batch=8, steps=2000, lr=1e-5, warmup=100, eval_every=100, eval_examples=24, d_model=1024,
+              n_layers=12, n_heads=16, n_hard=8, mamba_d=1024, mamba_layers=24, d_state=32, lstm_hidden=1024,
+              lstm_layers=4, copy_models=("hard_alibi", "rope", "nope", "alibi", "mamba", "lstm"),
+              lookup_runs=("hard_alibi:prefix", "hard_alibi:suffix", "mamba:prefix", "mamba:suffix",
+                           "lstm:prefix", "lstm:suffix"),
+              lookup_len_min=20, lookup_len_max=50, lookup_ngram=3, lookup_answer=5, threads=0, device="cuda")
+SEEDS = {"smoke": (0,), "quick": (0, 1, 2), "full": tuple(range(5))}
+
+
+def build_model(kind: str, cfg: Config) -> torch.nn.Module:
+    """A model by name: a transformer position scheme (hard_alibi, rope, nope, alibi), mamba or lstm."""
+    V = cfg.alphabet + 4
+    if kind in TRANSFORMERS:
+        return Transformer(V, cfg.d_model, cfg.n_layers, cfg.n_heads, kind, cfg.n_hard)
+    if kind == "mamba":
+        return Mamba(V, cfg.mamba_d, cfg.mamba_layers, cfg.d_state)
+    if kind == "lstm":
+        return LSTMLM(V, cfg.d_model, cfg.lstm_hidden, cfg.lstm_layers)
+    raise ValueError(f"unknown model {kind!r}")
+
+
+def theory_metrics(cfg: Config, rng: np.random.Generator) -> tuple[dict, dict]:
+    """Steps 1-2 of the run: construction errors vs bound, exact GSSM errors vs bound."""
+    D = cfg.theory_alphabet
+    cur = {"theory_n": [], "theory_L": [], "theory_err": [], "theory_bound": [], "theory_repeat": []}
+    for n in cfg.theory_ns:
+        for c in cfg.theory_scales:
+            L = max(n + 1, int(round(c * D ** (n / 2))))
+            s = rng.integers(0, D, size=(cfg.theory_strings, L))
+            ok = np.concatenate([th.construction_copy_correct(s[i: i + 32], n, D) for i in range(0, len(s), 32)])
+            cur["theory_n"].append(float(n))
+            cur["theory_L"].append(float(L))
+            cur["theory_err"].append(float(1 - ok.mean()))
+            cur["theory_bound"].append(float(th.copy_error_upper_bound(L, n, D)))
+            cur["theory_repeat"].append(float(th.has_repeated_ngram(s, n).mean()))
+    ratio = [e / b for e, b in zip(cur["theory_err"], cur["theory_bound"])]
+    # prefix-storing automata: exact error vs 1 - |S|/D^L over the (L, k) grid
+    Dg, store_err, store_bound = cfg.gssm_alphabet, 0.0, 0.0
+    for L in range(1, cfg.gssm_max_len + 1):
+        strings = th.all_strings(Dg, L)
+        for k in range(0, cfg.gssm_max_stored + 1):
+            m = th.PrefixStoreGSSM(Dg, k)
+            store_err += th.exact_copy_error(m.copy(strings), strings)
+            store_bound += float(th.gssm_error_lower_bound(L, m.n_states, Dg))
+    margins = []
+    for _ in range(cfg.gssm_random):
+        S = int(rng.integers(2, cfg.gssm_max_states + 1))
+        L = int(rng.integers(1, cfg.gssm_max_len + 1))
+        update = rng.integers(0, S, size=(S, Dg))
+        margins.append((1 - th.random_gssm_success(update, L)) - float(th.gssm_error_lower_bound(L, S, Dg)))
+    metrics = {
+        "construction_worst_ratio": float(max(ratio)),
+        "construction_longest_L": float(cur["theory_L"][-1]),
+        "construction_longest_err": float(cur["theory_err"][-1]),
+        "construction_width": float(max(cfg.theory_ns) * (D + 1)),
+        "prefix_store_error_sum": store_err,
+        "prefix_store_bound_sum": store_bound,
+        "random_gssm_min_margin": float(min(margins)),
+    }
+    return metrics, cur
+
+
+def _train_one(kind: str, task: str, lens: tuple[int, int], cfg: Config, seed: int, rng: np.random.Generator,
+               eval_lengths: tuple[int, ...]):
+    """Train one model on one task; return (model, learning log, accuracies per eval length)."""
+    D = cfg.alphabet
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed * 1000 + zlib.crc32(f"{kind}/{task}".encode()) % 997)
+        model = build_model(kind, cfg).to(cfg.device)
+    eval_rng = np.random.default_rng([seed, 7])
+    in_dist = [eval_batch(task, cfg.eval_examples, L, D, eval_rng, cfg.lookup_ngram, cfg.lookup_answer)[0]
+               for L in sorted({lens[0], (lens[0] + lens[1]) // 2, lens[1]})]
+    log = train(model, task, steps=cfg.steps, batch=cfg.batch, context=cfg.context, len_range=lens, D=D,
+                rng=rng, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
+                eval_every=cfg.eval_every, eval_set=in_dist, n_gram=cfg.lookup_ngram,
+                answer_len=cfg.lookup_answer)
+    model.eval()
+    accs = {}
+    for L in eval_lengths:
+        b, start = eval_batch(task, cfg.eval_examples, L, D, eval_rng, cfg.lookup_ngram, cfg.lookup_answer)
+        accs[L] = (teacher_forced_accuracy(model, b), greedy_string_accuracy(model, b, start))
+    return model, log, accs
+
+
+def run(config: Config, seed: int) -> SeedResult:
+    """One seed: theory checks, copy training of every model, lookup training (see module doc)."""
+    cfg = config
+    rng = np.random.default_rng(seed)
+    threads = torch.get_num_threads()
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    try:
+        metrics, curves = theory_metrics(cfg, rng)
+        lens = (cfg.train_len_min, cfg.train_len_max)
+        gen_L = tuple(f * cfg.train_len_max for f in cfg.gen_factors)
+        for kind in cfg.copy_models:
+            model, log, accs = _train_one(kind, "copy", lens, cfg, seed, rng, gen_L)
+            reached_at, reached = examples_to_reach(log, 0.95)
+            metrics[f"{kind}_params"] = float(n_params(model))
+            metrics[f"{kind}_log10_examples_to_95"] = float(np.log10(reached_at))
+            metrics[f"{kind}_reached_95"] = float(reached)
+            metrics[f"{kind}_final_acc"] = log.string_acc[-1]
+            for f, L in zip(cfg.gen_factors, gen_L):
+                metrics[f"{kind}_acc_x{f}"] = accs[L][0].string
+                metrics[f"{kind}_char_acc_x{f}"] = accs[L][0].char
+                metrics[f"{kind}_greedy_acc_x{f}"] = accs[L][1]
+            curves[f"{kind}_curve_examples"] = log.examples
+            curves[f"{kind}_curve_acc"] = log.string_acc
+        tfs = [k for k in cfg.copy_models if k in TRANSFORMERS]
+        if tfs:
+            metrics["transformer_log10_examples_to_95"] = min(metrics[f"{k}_log10_examples_to_95"] for k in tfs)
+        fmax = max(cfg.gen_factors)
+        others = [k for k in cfg.copy_models if k != "hard_alibi"]
+        if "hard_alibi" in cfg.copy_models and others:
+            metrics["others_best_acc_xmax"] = max(metrics[f"{k}_acc_x{fmax}"] for k in others)
+            metrics["hard_alibi_acc_xmax"] = metrics[f"hard_alibi_acc_x{fmax}"]
+        llens = (cfg.lookup_len_min, cfg.lookup_len_max)
+        for pair in cfg.lookup_runs:
+            kind, task = pair.split(":")
+            _, log, accs = _train_one(kind, task, llens, cfg, seed, rng, (cfg.lookup_len_max,))
+            acc, greedy = accs[cfg.lookup_len_max]
+            metrics[f"{kind}_{task}_acc"] = acc.string
+            metrics[f"{kind}_{task}_greedy_acc"] = greedy
+            curves[f"{kind}_{task}_curve_acc"] = log.string_acc
+    finally:
+        torch.set_num_threads(threads)
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def figures(result: RunResult) -> dict:
+    """Construction error vs bound; copy learning curves; length generalization; lookup accuracies."""
+    import matplotlib.pyplot as plt
+
+    out = {}
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    ns, Ls = result.curve("theory_n")[0], result.curve("theory_L")[0]
+    err, bound = result.curve("theory_err"), result.curve("theory_bound")
+    for n in np.unique(ns):
+        sel = ns == n
+        ax.plot(Ls[sel], err.mean(0)[sel], "o-", label=f"construction, n={int(n)}")
+        ax.plot(Ls[sel], bound[0][sel], "k--", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("string length L")
+    ax.set_ylabel("copy error")
+    ax.set_title("hand-built transformer vs bound L^2/|D|^n (dashed)")
+    ax.legend(fontsize=8)
+    out["construction_error"] = fig
+
+    kinds = [k for k in (*TRANSFORMERS, *GSSMS) if f"{k}_curve_acc" in result.curve_names()]
+    if kinds:
+        fig, ax = plt.subplots(figsize=(5.2, 3.8))
+        for k in kinds:
+            x, y = result.curve(f"{k}_curve_examples").mean(0), result.curve(f"{k}_curve_acc")
+            ax.plot(x, y.mean(0), marker=".", label=k)
+            ax.fill_between(x, y.min(0), y.max(0), alpha=0.15)
+        ax.axhline(0.95, color="k", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_xlabel("training examples seen")
+        ax.set_ylabel("string accuracy (teacher forced)")
+        ax.set_title("copy: sample efficiency")
+        ax.legend(fontsize=8)
+        out["copy_learning_curves"] = fig
+
+        factors = sorted({int(m.split("_x")[-1]) for m in result.metric_names()
+                          if m.startswith(f"{kinds[0]}_acc_x")})
+        fig, ax = plt.subplots(figsize=(5.2, 3.8))
+        for k in kinds:
+            tf = [result.metric(f"{k}_acc_x{f}").mean() for f in factors]
+            gr = [result.metric(f"{k}_greedy_acc_x{f}").mean() for f in factors]
+            line, = ax.plot(factors, tf, "o-", label=f"{k} (teacher forced)")
+            ax.plot(factors, gr, "x--", color=line.get_color(), label=f"{k} (greedy)")
+        ax.set_xlabel("string length / longest training length")
+        ax.set_ylabel("string accuracy")
+        ax.set_title("copy: length generalization")
+        ax.legend(fontsize=7)
+        out["length_generalization"] = fig
+
+    names = sorted(m for m in result.metric_names() if m.endswith(("_prefix_acc", "_suffix_acc")))
+    if names:
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        vals = [result.metric(n) for n in names]
+        ax.bar(range(len(names)), [v.mean() for v in vals], yerr=[v.std() for v in vals],
+               color=["C0" if n.startswith("hard_alibi") else "C1" for n in names])
+        ax.set_xticks(range(len(names)), [n.replace("_acc", "").replace("_", " ") for n in names], fontsize=8)
+        ax.set_ylabel("string accuracy (teacher forced)")
+        ax.set_title("n-gram lookup (prefix: key before string)")
+        out["lookup"] = fig
+    return out
