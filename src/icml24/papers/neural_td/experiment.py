@@ -170,7 +170,8 @@ def figures(result: RunResult) -> dict:
         est = slope_over_seeds(xs, result.curve(y))
         yg = gmean(y)
         fit = np.exp(np.mean(np.log(yg)) + est.value * (np.log(xs) - np.mean(np.log(xs))))
-        ax.loglog(xs, fit, color=c, lw=3, alpha=0.35, label=f"fit slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}]")
+        ax.loglog(xs, fit, color=c, lw=3, alpha=0.35,
+                  label=f"fit slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}]")
     floor = np.exp(np.mean(np.log(result.metric("floor_td_width"))))
     ax.axhline(floor, color="k", lw=1, ls="--", label="width floor (expected-update limit)")
     ax.set_xlabel("T (updates)")
