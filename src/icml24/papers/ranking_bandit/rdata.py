@@ -101,15 +101,14 @@ class _Stream:
             obj = RObject(ENVSXP, None)
             self.refs.append(obj)  # registered before its contents, which may refer to it
             self.int()  # locked
-            enclos, frame, hashtab, attrib = self.item(), self.item(), self.item(), self.item()
+            _enclos, frame, hashtab, _attrib = self.item(), self.item(), self.item(), self.item()
             obj.value = {"frame": frame, "hashtab": hashtab}
             return obj
         if t in (LISTSXP, LANGSXP, CLOSXP, PROMSXP, DOTSXP):
             attrib = self.item() if has_attr else None
             tag = self.item() if has_tag else None
             car, cdr = self.item(), self.item()
-            cell = RObject(t, (tag.value if isinstance(tag, RObject) else None, car, cdr), _pairlist_dict(attrib))
-            return cell
+            return RObject(t, (tag.value if isinstance(tag, RObject) else None, car, cdr), _pairlist_dict(attrib))
         if t == ALTREP_SXP:
             info, state, attrib = self.item(), self.item(), self.item()
             return _altrep(info, state, _pairlist_dict(attrib))
