@@ -1,5 +1,6 @@
 """FTRL with the hybrid or the negative-entropy regularizer, the adaptive learning rates, and the
-ExO learner loop (Tsuchiya, Ito & Honda 2024, Algorithm 1; Lattimore & Szepesvari 2020, Algorithm 1).
+ExO learner loop (the round structure of Tsuchiya, Ito & Honda 2024 and of Lattimore & Szepesvari 2020;
+section and equation numbers of the paper could not be checked offline).
 
 Each round t:
 

@@ -3,10 +3,10 @@
 A game is a loss matrix ``L`` (k actions x d outcomes, entries in [0, 1]) and a feedback matrix
 ``Phi`` (k x d, integer symbols). Playing action ``a`` against outcome ``x`` costs ``L[a, x]`` and
 reveals only the symbol ``Phi[a, x]`` (Bartok et al. 2014; Lattimore & Szepesvari 2020, Sec. 2;
-Tsuchiya, Ito & Honda 2024, Sec. 2). The signal matrix of action ``a`` is
+Tsuchiya, Ito & Honda 2024). The signal matrix of action ``a`` is
 ``S_a[s, x] = 1[Phi[a, x] = sigma_s]`` over the m_a distinct symbols of row ``a``; ``m = max_a m_a``.
 
-Observability (Bartok et al. 2014, Def. 5-7; LS2020 Sec. 2):
+Observability (Bartok et al. 2014; Lattimore & Szepesvari 2020):
 
 * the cell of action a is ``C_a = {u in simplex_d : l_a^T u <= l_b^T u for all b}``; a is
   *Pareto optimal* when C_a has dimension d - 1;

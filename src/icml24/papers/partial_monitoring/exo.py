@@ -2,7 +2,7 @@
 
 Given the FTRL output q (k,) and the stability weights w (k,) of the current regularizer (the
 diagonal of the inverse Hessian of psi_t at q, see :func:`stability_weights`), ExO solves
-(Lattimore & Szepesvari 2020, eq. (4)-(5); Tsuchiya, Ito & Honda 2024, Sec. 4, with the stability term
+(the ExO program of Lattimore & Szepesvari 2020, with the hybrid regularizer of Tsuchiya, Ito & Honda 2024 and the stability term
 in its second-order (local-norm) form; see the README for this choice)
 
     min_{p in R(q), G in H}  Lambda_q(p, G),
@@ -49,7 +49,7 @@ class ExOSolution(NamedTuple):
 def stability_weights(q: np.ndarray, beta: float, gamma: float, kind: str = "hybrid") -> np.ndarray:
     """Diagonal of the inverse Hessian of the regularizer at q, (k,).
 
-    hybrid (paper, Sec. 4): psi(q) = beta sum_a (1 - q_a) log(1 - q_a) - gamma sum_a log q_a, so
+    hybrid (the paper): psi(q) = beta sum_a (1 - q_a) log(1 - q_a) - gamma sum_a log q_a, so
         w_a = 1 / (beta / (1 - q_a) + gamma / q_a^2);
     negentropy (LS2020): psi(q) = beta sum_a q_a log q_a, so w_a = q_a / beta.
 
