@@ -196,7 +196,8 @@ def test_saddle_gradient_and_hessian_match_finite_differences():
     for i in range(6):
         e = np.zeros(6)
         e[i] = eps
-        fp, fm = s.value_grad_hess((z + e)[:3], (z + e)[3:], q, C)[0], s.value_grad_hess((z - e)[:3], (z - e)[3:], q, C)[0]
+        fp = s.value_grad_hess((z + e)[:3], (z + e)[3:], q, C)[0]
+        fm = s.value_grad_hess((z - e)[:3], (z - e)[3:], q, C)[0]
         assert g[i] == pytest.approx((fp - fm) / (2 * eps), rel=1e-5, abs=1e-8)
         assert H[:, i] == pytest.approx((grad_at(z + e) - grad_at(z - e)) / (2 * eps), rel=1e-4, abs=1e-6)
 

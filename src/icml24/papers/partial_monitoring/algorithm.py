@@ -22,7 +22,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from icml24.papers.partial_monitoring.components import Environment, Game
-from icml24.papers.partial_monitoring.exo import SaddleSolver, stability_weights
+from icml24.papers.partial_monitoring.exo import SaddleSolver
 
 
 _FLOOR = 1e-9  # coordinates below this (q) or this times max(w) (w) no longer trigger ExO re-solves

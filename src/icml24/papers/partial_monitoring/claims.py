@@ -38,7 +38,8 @@ CLAIMS = (
           statistic="log-log slope of R_t on [T/10, T], label-efficient prediction, i.i.d. outcomes",
           bands=_SLOPE_LOG, paper_value="log T (bound)"),
     Claim("C3b", "In globally observable games the hybrid algorithm's stochastic regret grows more slowly "
-          "than ExO with negative entropy tuned for T^{2/3} adversarial regret.", "Abstract and globally observable section (paraphrase)",
+          "than ExO with negative entropy tuned for T^{2/3} adversarial regret.",
+          "Abstract and globally observable section (paraphrase)",
           "order", metric="slope_neg_glob", against="slope_hyb_glob",
           statistic="per-seed log-log slope of negentropy ExO minus that of hybrid ExO on [T/10, T]",
           bands=_ORDER, paper_value="2/3 vs ~0 (bounds)"),

@@ -2,8 +2,8 @@
 
 Given the FTRL output q (k,) and the stability weights w (k,) of the current regularizer (the
 diagonal of the inverse Hessian of psi_t at q, see :func:`stability_weights`), ExO solves
-(the ExO program of Lattimore & Szepesvari 2020, with the hybrid regularizer of Tsuchiya, Ito & Honda 2024 and the stability term
-in its second-order (local-norm) form; see the README for this choice)
+(the ExO program of Lattimore & Szepesvari 2020, with the hybrid regularizer of Tsuchiya, Ito & Honda
+2024 and the stability term in its second-order (local-norm) form; see the README for this choice)
 
     min_{p in R(q), G in H}  Lambda_q(p, G),
     Lambda_q(p, G) = max_{x in [d]} [ (p - q)^T L e_x  +  1/2 sum_a (1 / p_a) sum_b w_b G(a, Phi_ax)_b^2 ],

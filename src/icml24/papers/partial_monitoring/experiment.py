@@ -36,7 +36,8 @@ class Config:
     first_checkpoint: int = knob(100, "first round at which cumulative regret is recorded")
     n_checkpoints: int = knob(12, "geometric checkpoints between first_checkpoint and T (plots)")
     n_late: int = knob(6, "geometric checkpoints on [T/10, T] used by the slope claims")
-    c: float = knob(1.0, "learning-rate scale c of every learner (hybrid: beta_1 and increments; negentropy: beta_t = c t^(1/r))")
+    c: float = knob(1.0, "learning-rate scale c of every learner "
+                         "(hybrid: beta_1 and increments; negentropy: beta_t = c t^(1/r))")
     gamma: float = knob(1.0, "log-barrier weight gamma of the hybrid regularizer")
     resolve_tol: float = knob(0.1, "re-solve ExO when log q or log w moved more than this (0: every round)")
     local_game: str = knob("apple_tasting", "locally observable game of claims C1 and C2")
@@ -118,7 +119,8 @@ def run(config: Config, seed: int) -> SeedResult:
         record(tag, reg)
         solves += n
     # 2. local game, switching adversary (C2)
-    adv = switching_env(np.array(config.adv_u_a), np.array(config.adv_u_b), T, config.adv_first_phase, config.adv_growth)
+    adv = switching_env(np.array(config.adv_u_a), np.array(config.adv_u_b), T, config.adv_first_phase,
+                        config.adv_growth)
     reg, n = go(config.local_game, adv, spec("hybrid", "adaptive", 2))
     record("hyb_adv", reg)
     solves += n
