@@ -119,4 +119,6 @@ def test_readme_sections_and_results_block(paper):
     summary = read_json(summary_path)
     assert summary["preset"] == "quick"
     assert summary["config_hash"] == config_hash(paper.preset("quick")), "quick.json is from another config"
+    assert summary["provenance"].get("code_hash") == paper.code_hash, \
+        f"results/{paper.slug}/quick.json is from older code: rerun `icml24 run {paper.slug}`"
     assert readme_block(paper.readme) == render_results_block(summary)

@@ -87,3 +87,20 @@ def test_changed_config_in_same_dir_is_refused(tmp_path):
     (run_dir(tmp_path, req) / "config.json").write_text('{"reps": 1}')
     with pytest.raises(UserError, match="different config"):
         execute_runs([req], root=tmp_path)
+
+
+def test_seeds_from_other_code_are_run_again(tmp_path, monkeypatch):
+    from icml24.core.registry import Paper, get_paper
+    from icml24.core.store import RunRequest, execute_runs, seed_file
+
+    paper = get_paper("_template")
+    req = RunRequest(paper, "smoke", paper.preset("smoke"), (0, 1))
+    (first,) = execute_runs([req], root=tmp_path)
+    assert first.skipped == 0
+    (again,) = execute_runs([req], root=tmp_path)
+    assert again.skipped == 2 and again.result.provenance["code_hash"] == paper.code_hash
+    monkeypatch.setattr(Paper, "code_hash", property(lambda self: "edited-code"))
+    stamp = seed_file(first.run_dir, 0).stat().st_mtime_ns
+    (edited,) = execute_runs([req], root=tmp_path)
+    assert edited.skipped == 0 and seed_file(first.run_dir, 0).stat().st_mtime_ns != stamp
+    assert edited.result.provenance["code_hash"] == "edited-code"

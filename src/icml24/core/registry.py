@@ -79,6 +79,21 @@ class Paper:
         return Path(spec.origin).parent  # type: ignore[union-attr, arg-type]
 
     @property
+    def code_hash(self) -> str:
+        """Fingerprint of the code a run depends on: the paper folder's and ``common/``'s .py files.
+
+        The run store resumes a seed only if it was produced by code with this fingerprint, and the
+        contract test checks that the published QUICK results carry the current one.
+        """
+        import hashlib
+
+        digest = hashlib.sha256()
+        for root in (self.folder, PAPERS_DIR.parent / "common"):
+            for path in sorted(root.rglob("*.py")):
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()[:12]
+
+    @property
     def readme(self) -> Path:
         return self.folder / "README.md"
 

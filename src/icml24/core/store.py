@@ -10,8 +10,10 @@ Layout of one run directory::
     provenance.json       versions, git sha, device, wall time
     result.json           everything above but the figures, in one file
 
-A unit (paper, preset, config hash, seed) is done exactly when its seed file exists; every file is
-written atomically, so a killed run resumes by skipping done units and never reads half a file.
+A unit (paper, preset, config hash, seed) is done exactly when its seed file exists and carries the
+current code fingerprint (:attr:`Paper.code_hash`): after the paper's code changes, its seeds run
+again. Every file is written atomically, so a killed run resumes by skipping done units and never
+reads half a file.
 """
 
 from __future__ import annotations
@@ -92,7 +94,13 @@ def save_figures(req: RunRequest, result: R.RunResult, folder: Path) -> list[Pat
     return paths
 
 
-def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: float, device: str) -> R.RunResult | None:
+def _done(path: Path, code_hash: str) -> bool:
+    """A seed is done when its file exists and was written by the current code."""
+    return path.exists() and R.read_json(path).get("code_hash") == code_hash
+
+
+def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: float, device: str,
+              code_hash: str) -> R.RunResult | None:
     seeds = [R.SeedResult.from_dict(R.read_json(seed_file(rdir, s)))
              for s in req.seeds if seed_file(rdir, s).exists()]
     if not seeds:
@@ -102,7 +110,7 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     result.claims = [c.to_dict() for c in req.paper.check(result, req.preset)]
     compute = sum(s.wall_time for s in seeds)
     result.provenance = R.provenance(device=device, wall_time=compute, elapsed_s=elapsed,
-                                     seeds=list(req.seeds))
+                                     seeds=list(req.seeds), code_hash=code_hash)
     R.atomic_write_text(rdir / "metrics.jsonl", "".join(R.dumps(s.to_dict(), indent=None) for s in seeds))
     R.write_json(rdir / "claims.json", result.claims)
     R.write_json(rdir / "provenance.json", result.provenance)
@@ -131,6 +139,7 @@ def execute_runs(
     units: list[Unit] = []
     skipped: dict[int, int] = {}
     dirs: dict[int, Path] = {}
+    code = {i: req.paper.code_hash for i, req in enumerate(requests)}
     for i, req in enumerate(requests):
         rdir = run_dir(root, req)
         dirs[i] = rdir
@@ -142,7 +151,7 @@ def execute_runs(
             R.write_json(rdir / "config.json", to_dict(req.config))
         for stale in rdir.rglob(R.TMP_PREFIX + "*"):  # temp files of a killed run: never read, remove
             stale.unlink()
-        todo = [s for s in req.seeds if not seed_file(rdir, s).exists()]
+        todo = [s for s in req.seeds if not _done(seed_file(rdir, s), code[i])]
         skipped[i] = len(req.seeds) - len(todo)
         frozen = tuple(sorted(to_dict(req.config).items(), key=lambda kv: kv[0]))
         frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in frozen)
@@ -154,14 +163,14 @@ def execute_runs(
     for out in execute(units, executor=executor, workers=workers, address=address):
         i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
         if out.error is None:
-            R.write_json(seed_file(dirs[i], out.unit.seed), out.result)
+            R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]})
         else:
             failed[i][out.unit.seed] = out.error
         emit("done", (i, out))
     elapsed = time.perf_counter() - start
     outcomes = []
     for i, req in enumerate(requests):
-        result = _finalize(req, dirs[i], failed[i], elapsed, device)
+        result = _finalize(req, dirs[i], failed[i], elapsed, device, code[i])
         outcomes.append(RunOutcome(req, dirs[i], result, skipped[i], failed[i]))
         emit("finalized", outcomes[-1])
     return outcomes
