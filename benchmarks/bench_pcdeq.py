@@ -9,22 +9,11 @@ of steps), not time: each adjoint step is one autograd vector-Jacobian product.
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import torch
 
+from icml24.core.bench import median_time
 from icml24.papers.pcdeq import DEQ, PcDEQLinear, fixed_point_iteration, unrolled_deq
-
-
-def _median_time(fn, repeats: int = 7) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -57,8 +46,8 @@ def main() -> None:
             for i in range(xt.shape[0]):
                 fixed_point_iteration(lambda z: layer.step(z, xt[i:i + 1], w), torch.zeros_like(xt[i:i + 1]))
 
-    t_imp, t_unr = _median_time(implicit), _median_time(unrolled)
-    t_bat, t_loop = _median_time(batched_solve), _median_time(per_sample_solve)
+    t_imp, t_unr = median_time(implicit), median_time(unrolled)
+    t_bat, t_loop = median_time(batched_solve), median_time(per_sample_solve)
     print(f"forward steps {steps}, backward steps {deq.backward_stats.steps}")
     print(f"forward+backward: implicit {t_imp * 1e3:.2f} ms, unrolled autograd {t_unr * 1e3:.2f} ms, "
           f"ratio unrolled/implicit {t_unr / t_imp:.2f}")

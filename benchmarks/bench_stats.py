@@ -5,12 +5,11 @@ Run: python benchmarks/bench_stats.py   (prints the median time of each and thei
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 
 from icml24.core.stats import expanded_alpha, mean_ci
+from icml24.core.bench import median_time
 
 
 def loop_ci(values: np.ndarray, n_boot: int = 4000, seed: int = 0) -> tuple[float, float]:
@@ -20,15 +19,6 @@ def loop_ci(values: np.ndarray, n_boot: int = 4000, seed: int = 0) -> tuple[floa
     boots = [values[rng.integers(0, n, size=n)].mean() for _ in range(n_boot)]
     a = expanded_alpha(n)
     return tuple(np.quantile(boots, [a, 1 - a]))
-
-
-def median_time(fn, repeats: int = 7) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":
