@@ -243,3 +243,20 @@ def test_reference_curves():
     brf = ref["ecg_best_model"]
     assert brf.shape[0] == 5 and brf.shape[1] >= 11
     assert 74 < brf[:, 3].mean() < 78  # epoch 3 of the released BRF runs, in percent
+
+
+def test_run_with_an_ecg_path_produces_the_ecg_metrics(tmp_path):
+    """run() trains the 4-36-6 BRF-RSNN on whatever QTDB files the path holds (tiny synthetic ones here)."""
+    import dataclasses
+
+    from scipy.io import savemat
+
+    from icml24.papers.brf.experiment import SMOKE, run
+
+    rng = np.random.default_rng(1)
+    for split, n in (("train", 6), ("test", 2)):
+        y = np.eye(6, dtype=np.uint8)[rng.integers(0, 6, size=(n, 1301))]
+        savemat(tmp_path / f"QTDB_{split}.mat", {"x": rng.integers(-1, 2, size=(n, 1301, 4)).astype(np.int16), "y": y})
+    res = run(dataclasses.replace(SMOKE, ecg_path=str(tmp_path), ecg_epochs=1, ecg_batch_size=8), 0)
+    assert 0 <= res.metrics["ecg_brf_acc"] <= 1 and len(res.curves["ecg_brf_acc_curve"]) == 2
+    assert "ecg_brf_acc" not in run(SMOKE, 0).metrics

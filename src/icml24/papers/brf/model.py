@@ -1,9 +1,9 @@
 """Neurons and the recurrent spiking network of "Balanced Resonate-and-Fire Neurons" (Higuchi et al., 2024).
 
-Equation numbers refer to arXiv 2402.14603v2, Section 3 ("Balanced RF neuron"): RF dynamics (Eq. 1-2,
-Euler step Eq. 3), spike (Eq. 4), divergence boundary p(omega) (Eq. 6), refractory period (Eq. 7) and
-smooth reset (Eq. 8). Time step ``DT`` = 0.01 and threshold ``THETA`` = 1 as in the paper and the
-official code.
+Equation labels follow Sec. 3 of arXiv 2402.14603 as read for this project (RF dynamics and Euler step
+"Eq. 3", spike "Eq. 4", divergence boundary p(omega) "Eq. 6", refractory period "Eq. 7", smooth reset
+"Eq. 8"); they were not re-checked against the PMLR version, the formulas were checked against the
+official code. Time step ``DT`` = 0.01 and threshold ``THETA`` = 1 as in the paper and the official code.
 
 The network is the paper's single-layer RSNN: the hidden cell receives ``concat(x_t, z_{t-1})`` through one
 bias-free Linear layer (Xavier-uniform init), and a leaky-integrator (LI) readout integrates the hidden
@@ -31,21 +31,21 @@ Neuron = Literal["brf", "rf", "alif"]
 _SG_P, _SG_SIGMA, _SG_SCALE, _SG_GAMMA = 0.15, 0.5, 6.0, 0.5
 
 
-def _normal_pdf(x: torch.Tensor, sigma: float) -> torch.Tensor:
-    return torch.exp(-0.5 * (x / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
-
-
 def double_gaussian(x: torch.Tensor) -> torch.Tensor:
     """Surrogate derivative of the Heaviside spike: h(x) = 0.5 [1.15 N(x; 0, 0.5) - 0.3 N(x; 0, 3)].
 
     The paper's "double Gaussian" pseudo-derivative (Sec. 4, following Yin et al. 2021); positive near 0,
-    slightly negative in the tails. Any shape (elementwise).
+    slightly negative in the tails. Any shape (elementwise); computed as c1 exp(-x^2/(2 s1^2)) -
+    c2 exp(-x^2/(2 s2^2)) with one shared x^2.
 
     >>> round(float(double_gaussian(torch.tensor(0.0))), 4)   # 0.5 (1.15 * 0.7979 - 0.3 * 0.1330)
     0.4388
     """
-    return _SG_GAMMA * ((1 + _SG_P) * _normal_pdf(x, _SG_SIGMA)
-                        - 2 * _SG_P * _normal_pdf(x, _SG_SCALE * _SG_SIGMA))
+    s1, s2 = _SG_SIGMA, _SG_SCALE * _SG_SIGMA
+    c1 = _SG_GAMMA * (1 + _SG_P) / (s1 * math.sqrt(2 * math.pi))
+    c2 = _SG_GAMMA * 2 * _SG_P / (s2 * math.sqrt(2 * math.pi))
+    x2 = x * x
+    return torch.exp(x2 * (-0.5 / s1 ** 2)).mul_(c1).sub_(torch.exp(x2 * (-0.5 / s2 ** 2)), alpha=c2)
 
 
 class _SpikeFn(torch.autograd.Function):
@@ -165,58 +165,64 @@ def alif_step(current: torch.Tensor, state: ALIFState, alpha: torch.Tensor, rho:
 
 
 class _ResonatorBPTT(torch.autograd.Function):
-    """BRF / RF layer over a whole sequence with a hand-written BPTT backward (see :func:`resonator_layer`)."""
+    """BRF / RF layer over a whole sequence with a hand-written BPTT backward (see :func:`resonator_layer`).
+
+    Forward stores, per step, u_t, v_t, z_t, the spike's surrogate slope h(x_t) and the damping factor
+    a_t = 1 + dt b_t; backward is the adjoint recursion of Eq. 3, 7, 8 in reverse time, written with
+    in-place fused ops (addcmul) and no autograd graph.
+    """
 
     @staticmethod
     def forward(ctx, drive, w_rec, b_rest, omega, dt, theta, refractory, smooth):
         T, B, H = drive.shape
         u = v = q = z = drive.new_zeros(B, H)
-        U, V, Q, Z = (drive.new_empty(T, B, H) for _ in range(4))
+        U, V, Z, S, A = (drive.new_empty(T, B, H) for _ in range(5))  # S: dz/dx, A: 1 + dt b_t
+        a_rest, dt_omega = 1 + dt * b_rest, dt * omega  # (H,)
         for t in range(T):
-            b = b_rest - q if refractory else b_rest  # Eq. 8 (smooth reset) or constant b
             current = torch.addmm(drive[t], z, w_rec)  # I_t
-            u, v = u + dt * (b * u - omega * v + current), v + dt * (omega * u + b * v)  # Eq. 3
-            x = u - theta - q if refractory else u - theta  # Eq. 7 / Eq. 4
-            z = torch.sigmoid(x) if smooth else (x > 0).to(x.dtype)
+            a = torch.sub(a_rest, q, alpha=dt, out=A[t]) if refractory else A[t].copy_(a_rest.expand(B, H))
+            # Eq. 3 with b_t = b_rest - q_{t-1} (Eq. 8): u_t = a u - dt w v + dt I,  v_t = a v + dt w u
+            u_new = torch.mul(current, dt, out=U[t]).addcmul_(a, u).addcmul_(dt_omega, v, value=-1)
+            v = torch.mul(a, v, out=V[t]).addcmul_(dt_omega, u)
+            u = u_new
+            x = u - q - theta if refractory else u - theta  # Eq. 7 / Eq. 4
+            if smooth:
+                z = torch.sigmoid(x)
+                torch.mul(z, 1 - z, out=S[t])
+            else:
+                z = (x > 0).to(x.dtype)
+                S[t] = double_gaussian(x)
+            Z[t] = z
             if refractory:
-                q = REFRACTORY_DECAY * q + z
-            U[t], V[t], Q[t], Z[t] = u, v, q, z
-        ctx.save_for_backward(w_rec, b_rest, omega, U, V, Q, Z)
-        ctx.consts = (dt, theta, refractory, smooth)
+                q = torch.add(z, q, alpha=REFRACTORY_DECAY)  # q_t = 0.9 q_{t-1} + z_t
+        ctx.save_for_backward(w_rec, omega, U, V, Z, S, A)
+        ctx.consts = (dt, refractory)
         return Z
 
     @staticmethod
     def backward(ctx, grad_z):
-        w_rec, b_rest, omega, U, V, Q, Z = ctx.saved_tensors
-        dt, theta, refractory, smooth = ctx.consts
+        w_rec, omega, U, V, Z, S, A = ctx.saved_tensors
+        dt, refractory = ctx.consts
         T, B, H = Z.shape
         zeros = grad_z.new_zeros(B, H)
         au = av = aq = az = zeros  # adjoints dL/du_t, dL/dv_t, dL/dq_t, dL/dz_t (via I_{t+1}) from the future
-        dU = torch.empty_like(Z)  # dL/du_t (total)
-        dV = torch.empty_like(Z)  # dL/dv_t (total)
-        w_rec_t = w_rec.t()
+        dU, dV = torch.empty_like(Z), torch.empty_like(Z)  # total dL/du_t, dL/dv_t
+        dt_omega, dt_w_rec_t = dt * omega, dt * w_rec.t()
         for t in range(T - 1, -1, -1):
-            u_prev = U[t - 1] if t > 0 else zeros
-            v_prev = V[t - 1] if t > 0 else zeros
-            q_prev = Q[t - 1] if t > 0 and refractory else zeros
-            x = U[t] - theta - q_prev
-            dz = grad_z[t] + az + aq  # q_t = 0.9 q_{t-1} + z_t also reads z_t
-            dx = dz * (Z[t] * (1 - Z[t]) if smooth else double_gaussian(x))
-            du = au + dx  # total dL/du_t
-            b = b_rest - q_prev
-            dU[t], dV[t] = du, av
-            db = dt * (du * u_prev + av * v_prev)  # dL/db_t
-            au, av = du * (1 + dt * b) + av * (dt * omega), av * (1 + dt * b) - du * (dt * omega)
-            aq = REFRACTORY_DECAY * aq - dx - db if refractory else zeros
-            az = (dt * du) @ w_rec_t  # I_t = drive_t + z_{t-1} w_rec
-        U_prev = torch.cat((grad_z.new_zeros(1, B, H), U[:-1]))  # (T, B, H): u_{t-1}
-        V_prev = torch.cat((grad_z.new_zeros(1, B, H), V[:-1]))
-        Z_prev = torch.cat((grad_z.new_zeros(1, B, H), Z[:-1]))
-        dI = dt * dU  # dL/dI_t
-        g_w = Z_prev.reshape(T * B, H).t() @ dI.reshape(T * B, H)  # sum_t z_{t-1}^T dI_t
-        g_b = (dt * (dU * U_prev + dV * V_prev)).sum((0, 1))
-        g_omega = (dt * (dV * U_prev - dU * V_prev)).sum((0, 1))
-        return dI, g_w, g_b, g_omega, None, None, None, None
+            dz = grad_z[t] + az + aq if refractory else grad_z[t] + az  # q_t = 0.9 q_{t-1} + z_t reads z_t
+            dx = dz.mul_(S[t])
+            du = torch.add(au, dx, out=dU[t])
+            dV[t] = av
+            if refractory and t > 0:  # dL/dq_{t-1} = 0.9 dL/dq_t - dL/dx_t - dL/db_t, dL/db_t = dt (du u + dv v)_{t-1}
+                db = torch.mul(du, U[t - 1]).addcmul_(av, V[t - 1])
+                aq = torch.mul(aq, REFRACTORY_DECAY).sub_(dx).sub_(db, alpha=dt)
+            au, av = (torch.mul(du, A[t]).addcmul_(av, dt_omega),
+                      torch.mul(av, A[t]).addcmul_(du, dt_omega, value=-1))
+            az = du @ dt_w_rec_t  # I_t = drive_t + z_{t-1} w_rec
+        g_w = dt * (Z[:-1].reshape(-1, H).t() @ dU[1:].reshape(-1, H))  # sum_t z_{t-1}^T dI_t
+        g_b = dt * ((dU[1:] * U[:-1]).sum((0, 1)) + (dV[1:] * V[:-1]).sum((0, 1)))
+        g_omega = dt * ((dV[1:] * U[:-1]).sum((0, 1)) - (dU[1:] * V[:-1]).sum((0, 1)))
+        return dt * dU, g_w, g_b, g_omega, None, None, None, None
 
 
 def resonator_layer(drive: torch.Tensor, w_rec: torch.Tensor, b_rest: torch.Tensor, omega: torch.Tensor,
