@@ -51,18 +51,18 @@ class Config:
     gssm_random: int = knob(40, "random GSSM transition tables per seed")
     gssm_max_states: int = knob(64, "random GSSMs have 2..gssm_max_states states")
     # 3./4. training
-    alphabet: int = knob(26, "letters |D| of the trained tasks")
+    alphabet: int = knob(10, "letters |D| of the trained tasks")
     train_len_min: int = knob(2, "shortest training string")
     train_len_max: int = knob(6, "longest training string")
     gen_factors: tuple[int, ...] = knob((1, 2, 3), "evaluate at these multiples of train_len_max")
     copy_models: tuple[str, ...] = knob(("hard_alibi", "rope", "mamba", "lstm"), "models trained on copy")
     context: int = knob(40, "training context (examples are packed into it)")
     batch: int = knob(8, "training contexts per step")
-    steps: int = knob(100, "training steps per model and task")
-    lr: float = knob(3e-3, "AdamW peak learning rate")
+    steps: int = knob(200, "training steps per model and task")
+    lr: float = knob(1e-2, "AdamW peak learning rate")
     weight_decay: float = knob(0.1, "AdamW weight decay")
     warmup: int = knob(10, "linear warm-up steps (then linear decay)")
-    eval_every: int = knob(10, "steps between learning-curve evaluations")
+    eval_every: int = knob(20, "steps between learning-curve evaluations")
     eval_examples: int = knob(24, "examples per evaluation length")
     d_model: int = knob(32, "transformer width")
     n_layers: int = knob(2, "transformer layers")
@@ -87,7 +87,7 @@ SMOKE = Config(theory_ns=(2, 3), theory_scales=(0.8,), theory_strings=16, gssm_m
                steps=4, eval_every=2, eval_examples=4, batch=4, d_model=16, n_heads=4, n_hard=2, mamba_d=16,
                mamba_layers=1, d_state=4, lstm_hidden=16, gen_factors=(1, 3), lookup_len_min=5, lookup_len_max=6)
 QUICK = Config()
-FULL = Config(theory_ns=(2, 3, 4, 5), theory_scales=(0.25, 0.5, 0.8), theory_strings=2000, gssm_max_len=8,
+FULL = Config(alphabet=26, theory_ns=(2, 3, 4, 5), theory_scales=(0.25, 0.5, 0.8), theory_strings=2000, gssm_max_len=8,
               gssm_random=500, train_len_min=20, train_len_max=50, gen_factors=(1, 2, 3, 10, 20), context=400,
               batch=8, steps=2000, lr=1e-5, warmup=100, eval_every=100, eval_examples=24, d_model=1024,
               n_layers=12, n_heads=16, n_hard=8, mamba_d=1024, mamba_layers=24, d_state=32, lstm_hidden=1024,
@@ -225,16 +225,18 @@ def figures(result: RunResult) -> dict:
     out = {}
     fig, ax = plt.subplots(figsize=(5.2, 3.8))
     ns, Ls = result.curve("theory_n")[0], result.curve("theory_L")[0]
-    err, bound = result.curve("theory_err"), result.curve("theory_bound")
+    err, bound, rep = result.curve("theory_err"), result.curve("theory_bound")[0], result.curve("theory_repeat")
     for n in np.unique(ns):
         sel = ns == n
-        ax.plot(Ls[sel], err.mean(0)[sel], "o-", label=f"construction, n={int(n)}")
-        ax.plot(Ls[sel], bound[0][sel], "k--", lw=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("string length L")
-    ax.set_ylabel("copy error")
-    ax.set_title("hand-built transformer vs bound L^2/|D|^n (dashed)")
-    ax.legend(fontsize=8)
+        line, = ax.plot(bound[sel], err.mean(0)[sel], "o-", label=f"copy error, n={int(n)} (L={', '.join(str(int(v)) for v in Ls[sel])})")
+        ax.plot(bound[sel], rep.mean(0)[sel], "x:", color=line.get_color())
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="error = bound")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("bound L^2 / |D|^n")
+    ax.set_ylabel("measured copy error (x: n-gram repeat rate)")
+    ax.set_title("hand-built 2-layer transformer, |D| = 26")
+    ax.legend(fontsize=7)
     out["construction_error"] = fig
 
     kinds = [k for k in (*TRANSFORMERS, *GSSMS) if f"{k}_curve_acc" in result.curve_names()]
@@ -253,7 +255,7 @@ def figures(result: RunResult) -> dict:
         out["copy_learning_curves"] = fig
 
         factors = sorted({int(m.split("_x")[-1]) for m in result.metric_names()
-                          if m.startswith(f"{kinds[0]}_acc_x")})
+                          if m.startswith(f"{kinds[0]}_acc_x") and m.split("_x")[-1].isdigit()})
         fig, ax = plt.subplots(figsize=(5.2, 3.8))
         for k in kinds:
             tf = [result.metric(f"{k}_acc_x{f}").mean() for f in factors]

@@ -60,8 +60,8 @@ def attention_bias(T: int, n_heads: int, position: Position, n_hard: int) -> tor
 def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     """RoPE (Su et al.) on (B, H, T, d) queries or keys, rotating pairs (2k, 2k+1) by ``t theta_k``."""
     d, T = x.shape[-1], x.shape[-2]
-    theta = base ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)  # (d/2,)
-    ang = torch.arange(T, dtype=x.dtype).view(-1, 1) * theta  # (T, d/2)
+    theta = base ** (-torch.arange(0, d, 2, dtype=x.dtype, device=x.device) / d)  # (d/2,)
+    ang = torch.arange(T, dtype=x.dtype, device=x.device).view(-1, 1) * theta  # (T, d/2)
     cos, sin = ang.cos(), ang.sin()
     x1, x2 = x[..., 0::2], x[..., 1::2]
     out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
@@ -85,7 +85,7 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)  # (B,H,T,dh)
         if use_rope:
             q, k = rotary(q), rotary(k)
-        att = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype))  # (B, H, T, dh)
+        att = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q))  # (B, H, T, dh)
         x = x + self.proj(att.transpose(1, 2).reshape(B, T, d))
         return x + self.mlp(self.ln2(x))
 

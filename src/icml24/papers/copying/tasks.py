@@ -130,6 +130,12 @@ def masked_lm_loss(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) 
     return (ce * m).sum() / m.sum().clamp(min=1.0)
 
 
+def _to_model(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``x`` on the device of the model's parameters (CPU for parameter-free models)."""
+    p = next(model.parameters(), None)
+    return x if p is None else x.to(p.device)
+
+
 class Accuracy(NamedTuple):
     """Answer accuracies of one evaluation batch."""
 
@@ -140,20 +146,22 @@ class Accuracy(NamedTuple):
 @torch.no_grad()
 def teacher_forced_accuracy(model: torch.nn.Module, batch: Batch) -> Accuracy:
     """The official metric: argmax of the logits on the ground-truth input at answer positions."""
-    pred = model(batch.ids[:, :-1]).argmax(-1)  # (B, C-1)
-    m = batch.mask[:, 1:] > 0
-    right = (pred == batch.ids[:, 1:]) | ~m
-    return Accuracy(float(((pred == batch.ids[:, 1:]) & m).sum() / m.sum()), float(right.all(1).float().mean()))
+    ids, mask = _to_model(model, batch.ids), _to_model(model, batch.mask)
+    pred = model(ids[:, :-1]).argmax(-1)  # (B, C-1)
+    m = mask[:, 1:] > 0
+    right = (pred == ids[:, 1:]) | ~m
+    return Accuracy(float(((pred == ids[:, 1:]) & m).sum() / m.sum()), float(right.all(1).float().mean()))
 
 
 @torch.no_grad()
 def greedy_string_accuracy(model: torch.nn.Module, batch: Batch, answer_start: int) -> float:
     """Free autoregressive decoding: feed the prompt ``ids[:, :answer_start]``, append the argmax
     token until the answer length is reached; the fraction of examples whose answer is reproduced."""
-    seq = batch.ids[:, :answer_start]
-    for _ in range(batch.ids.shape[1] - answer_start):
+    ids = _to_model(model, batch.ids)
+    seq = ids[:, :answer_start]
+    for _ in range(ids.shape[1] - answer_start):
         seq = torch.cat([seq, model(seq)[:, -1].argmax(-1, keepdim=True)], dim=1)
-    return float((seq[:, answer_start:] == batch.ids[:, answer_start:]).all(1).float().mean())
+    return float((seq[:, answer_start:] == ids[:, answer_start:]).all(1).float().mean())
 
 
 def lr_at(step: int, total: int, warmup: int, lr: float) -> float:
@@ -188,7 +196,8 @@ def train(model: torch.nn.Module, task: Task, *, steps: int, batch: int, context
         b, k = packed_batch(task, batch, context, len_range, D, rng, n_gram, answer_len)
         seen += k
         model.train()
-        loss = masked_lm_loss(model(b.ids[:, :-1]), b.ids, b.mask)
+        ids, mask = _to_model(model, b.ids), _to_model(model, b.mask)
+        loss = masked_lm_loss(model(ids[:, :-1]), ids, mask)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
