@@ -12,6 +12,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "theory": ["copy_error_upper_bound", "gssm_error_lower_bound", "ngram_hash", "construction_logits",
                "construction_copy_correct", "construction_generate", "construction_copy_error",
                "has_repeated_ngram", "PrefixStoreGSSM", "random_gssm_success"],
+    "model": ["Transformer", "Mamba", "MambaMixer", "LSTMLM", "selective_scan", "selective_scan_naive",
+              "hard_alibi_mask", "attention_bias", "rotary"],
+    "tasks": ["make_example", "packed_batch", "eval_batch", "masked_lm_loss", "teacher_forced_accuracy",
+              "greedy_string_accuracy", "train", "examples_to_reach"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
     "claims": ["CLAIMS", "check"],
 })

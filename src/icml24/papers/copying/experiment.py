@@ -256,16 +256,23 @@ def figures(result: RunResult) -> dict:
 
         factors = sorted({int(m.split("_x")[-1]) for m in result.metric_names()
                           if m.startswith(f"{kinds[0]}_acc_x") and m.split("_x")[-1].isdigit()})
-        fig, ax = plt.subplots(figsize=(5.2, 3.8))
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.8))
         for k in kinds:
             tf = [result.metric(f"{k}_acc_x{f}").mean() for f in factors]
             gr = [result.metric(f"{k}_greedy_acc_x{f}").mean() for f in factors]
+            ch = [result.metric(f"{k}_char_acc_x{f}").mean() for f in factors]
             line, = ax.plot(factors, tf, "o-", label=f"{k} (teacher forced)")
             ax.plot(factors, gr, "x--", color=line.get_color(), label=f"{k} (greedy)")
+            ax2.plot(factors, ch, "o-", color=line.get_color(), label=k)
         ax.set_xlabel("string length / longest training length")
         ax.set_ylabel("string accuracy")
-        ax.set_title("copy: length generalization")
+        ax.set_title("copy: length generalization (strings)")
         ax.legend(fontsize=7)
+        ax2.set_xlabel("string length / longest training length")
+        ax2.set_ylabel("character accuracy (teacher forced)")
+        ax2.set_title("characters")
+        ax2.legend(fontsize=7)
+        fig.tight_layout()
         out["length_generalization"] = fig
 
     names = sorted(m for m in result.metric_names() if m.endswith(("_prefix_acc", "_suffix_acc")))
