@@ -122,3 +122,16 @@ def test_readme_sections_and_results_block(paper):
     assert summary["provenance"].get("code_hash") == paper.code_hash, \
         f"results/{paper.slug}/quick.json is from older code: rerun `icml24 run {paper.slug}`"
     assert readme_block(paper.readme) == render_results_block(summary)
+
+
+def test_published_claims_match_the_current_claims_code(paper):
+    """The verdicts in quick.json are what claims.py says about its stored seeds today."""
+    summary = read_json(REPO / "results" / paper.slug / "quick.json")
+    fresh = [c.to_dict() for c in paper.check(RunResult.from_dict(summary), "quick")]
+    stored = RunResult.from_dict(summary).claims
+    key = ("claim_id", "verdict", "band", "statement")
+    assert [{k: c[k] for k in key} for c in fresh] == [{k: c[k] for k in key} for c in stored], \
+        f"claims changed since results/{paper.slug}/quick.json was published: rerun `icml24 run {paper.slug}`"
+    for f, s in zip(fresh, stored):
+        assert f["value"] == (math.nan if s["value"] is None else s["value"]) or \
+            (math.isnan(f["value"]) and s["value"] is None)

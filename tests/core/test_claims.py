@@ -98,3 +98,12 @@ def test_claim_validation_and_round_trip():
         Claim("C", "s", "w", "vibes", "err")
     res = evaluate(claim("within", band=Band(0, 3)), run_of([{"a": 1.0}, {"a": 2.0}]), "quick")
     assert ClaimResult.from_dict(res.to_dict()) == res
+
+
+def test_bands_are_strict_unless_closed():
+    tie = run_of([{"a": 0.0, "b": 0.0} for _ in range(4)])
+    res = evaluate(claim("order", against="b"), tie, "quick")
+    assert res.verdict is Verdict.FAIL and res.low == res.high == 0.0  # a tie is no evidence of a > b
+    ones = run_of([{"a": 1.0} for _ in range(4)])
+    assert evaluate(claim("constraint", band=Band(lo=1)), ones, "quick").verdict is Verdict.FAIL
+    assert evaluate(claim("constraint", band=Band(lo=1, closed=True)), ones, "quick").verdict is Verdict.PASS

@@ -4,7 +4,7 @@ A :class:`Claim` names the paper's words, where they appear, the metric(s) it re
 statistic, and a pass :class:`Band` per preset. :func:`evaluate` computes the measured number with
 its CI over seeds first, and only then the verdict:
 
-* ``pass``  - the statistic lies in the preset's band;
+* ``pass``  - the statistic lies in the preset's band (strict bounds unless ``Band(closed=True)``);
 * ``fail``  - it does not, or the measured number is NaN / a seed diverged;
 * ``not checkable`` - the preset has no band (too small to test this claim), a metric the claim
   needs is absent from the run (e.g. data not present), or a CI needs more seeds than were run.
@@ -46,31 +46,40 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True)
 class Band:
-    """The region a statistic must lie in to pass: ``lo <= CI low`` and ``CI high <= hi``.
+    """The region a statistic must lie in to pass: ``lo < CI low`` and ``CI high < hi``.
 
+    Bounds are strict by default, so a CI of exactly [0, 0] does not pass ``Band(lo=0)`` ("a > b"
+    needs evidence that the difference is positive, not a tie). ``closed=True`` makes both bounds
+    inclusive, for quantities that can attain the bound (a convergence fraction that must be 1).
     ``tol`` bounds the tail drift of a convergence curve (other kinds ignore it).
 
     >>> Band(hi=-0.3).contains(-0.6, -0.4)
     True
-    >>> Band(lo=0).describe()
-    'CI > 0'
+    >>> Band(lo=0).contains(0.0, 0.0), Band(lo=1, closed=True).contains(1.0, 1.0)
+    (False, True)
+    >>> Band(lo=0).describe(), Band(lo=1, closed=True).describe()
+    ('CI > 0', 'CI >= 1')
     """
 
     lo: float = -math.inf
     hi: float = math.inf
     tol: float = math.inf
+    closed: bool = False
 
     def contains(self, low: float, high: float) -> bool:
-        return bool(self.lo <= low and high <= self.hi)
+        if self.closed:
+            return bool(self.lo <= low and high <= self.hi)
+        return bool(self.lo < low and high < self.hi)
 
     def describe(self) -> str:
+        ge, le = (">=", "<=") if self.closed else (">", "<")
         parts = []
         if self.lo > -math.inf and self.hi < math.inf:
-            parts.append(f"CI within [{self.lo:g}, {self.hi:g}]")
+            parts.append(f"CI within {'[' if self.closed else '('}{self.lo:g}, {self.hi:g}{']' if self.closed else ')'}")
         elif self.lo > -math.inf:
-            parts.append(f"CI > {self.lo:g}")
+            parts.append(f"CI {ge} {self.lo:g}")
         elif self.hi < math.inf:
-            parts.append(f"CI < {self.hi:g}")
+            parts.append(f"CI {le} {self.hi:g}")
         if self.tol < math.inf:
             parts.append(f"tail drift <= {self.tol:g}")
         return ", ".join(parts) or "any value"

@@ -14,7 +14,7 @@ CLAIMS = (
           metric="pc_converged_fraction",
           statistic="fraction of (random W >= 0 of spectral norm 0.5-100, start in the orthant) solves reaching "
                     "relative residual 1e-10 within 2000 iterations (float64); every seed",
-          bands={"quick": Band(lo=1.0), "full": Band(lo=1.0)}),
+          bands={"quick": Band(lo=1.0, closed=True), "full": Band(lo=1.0, closed=True)}),
     Claim("C2", "By imposing these constraints, we can easily ensure the existence and uniqueness of the fixed point.",
           "Abstract; Sec. 3", "constraint", metric="pc_uniqueness_gap",
           statistic="largest sup-norm distance between end points of different starts of one layer; every seed",
