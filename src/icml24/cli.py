@@ -191,10 +191,9 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
     With the preset's own config and seeds the run is also published to results/<slug>/<preset>.json
     (and, for quick, the README's results block); runs with --set or --seeds are kept in runs/ only.
     """
-    from icml24.core.executors import EXECUTORS
+    from icml24.core.executors import check_executor
 
-    if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    check_executor(executor)
     req = _prepare(slug, preset, seeds, sets, device)
     publish_ok = not sets and seeds is None
     outcomes = _run_requests([req], out, results, executor, workers, address, device, publish_ok)
@@ -221,13 +220,12 @@ def check(slug: str, from_: Optional[Path], results: Path) -> int:
 def reproduce(preset: str, executor: str, workers: Optional[int], address: Optional[str], only: Optional[str],
               seeds: Optional[str], out: Path, results: Path, report_dir: Path) -> int:
     """Every paper at a preset, then the report. Resumes: finished seeds are not run again."""
-    from icml24.core.executors import EXECUTORS
-    from icml24.core.registry import list_papers
+    from icml24.core.executors import check_executor
     from icml24.core.publish import update_top_readme
+    from icml24.core.registry import list_papers
     from icml24.core.report import build_report
 
-    if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    check_executor(executor)
     slugs = [s.strip() for s in only.split(",")] if only else list_papers()
     requests = [_prepare(s, preset, seeds, [], None) for s in slugs]
     outcomes = _run_requests(requests, out, results, executor, workers, address, None, seeds is None)

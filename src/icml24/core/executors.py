@@ -13,12 +13,18 @@ import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Literal
+from typing import Any, Callable, Iterable, Iterator
 
 from icml24.core.errors import UserError
 
-ExecutorName = Literal["serial", "process", "ray"]
 EXECUTORS: tuple[str, ...] = ("serial", "process", "ray")
+
+
+def check_executor(name: str) -> str:
+    """``name`` if it is a known executor, else a :class:`UserError`."""
+    if name not in EXECUTORS:
+        raise UserError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,6 @@ class Unit:
     config: tuple  # sorted (key, value) pairs of the config's JSON form: hashable and picklable
     config_hash: str
     seed: int
-
-    @property
-    def key(self) -> tuple[str, str, str, int]:
-        return (self.slug, self.preset, self.config_hash, self.seed)
 
 
 @dataclass
@@ -140,8 +142,7 @@ def execute(
     ``workers`` defaults to the CPU count; ``address`` points Ray at an existing cluster.
     """
     units = list(units)
-    if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    check_executor(executor)
     if not units:
         return iter(())
     workers = workers or min(len(units), os.cpu_count() or 1)
