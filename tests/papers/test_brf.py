@@ -260,3 +260,14 @@ def test_run_with_an_ecg_path_produces_the_ecg_metrics(tmp_path):
     res = run(dataclasses.replace(SMOKE, ecg_path=str(tmp_path), ecg_epochs=1, ecg_batch_size=8), 0)
     assert 0 <= res.metrics["ecg_brf_acc"] <= 1 and len(res.curves["ecg_brf_acc_curve"]) == 2
     assert "ecg_brf_acc" not in run(SMOKE, 0).metrics
+
+
+@pytest.mark.slow
+def test_quick_seed_orders_brf_above_alif():
+    """One QUICK seed (about a minute): BRF beats ALIF on S-digits with fewer spikes; nothing diverges."""
+    from icml24.papers.brf.experiment import QUICK, run
+
+    m = run(QUICK, 0).metrics
+    assert m["s_brf_acc"] > m["s_alif_acc"] + 0.05
+    assert m["s_brf_rate"] < m["s_alif_rate"]
+    assert not any(m[f"{k}_diverged"] for k in ("s_brf", "s_alif", "ps_brf", "ps_rf"))
