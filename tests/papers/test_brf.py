@@ -271,3 +271,14 @@ def test_quick_seed_orders_brf_above_alif():
     assert m["s_brf_acc"] > m["s_alif_acc"] + 0.05
     assert m["s_brf_rate"] < m["s_alif_rate"]
     assert not any(m[f"{k}_diverged"] for k in ("s_brf", "s_alif", "ps_brf", "ps_rf"))
+
+
+def test_frequency_sequences_carry_the_class_frequency():
+    """Without noise, the dominant FFT bin of each sequence is its class frequency (f cycles per unit time)."""
+    from icml24.papers.brf.data import frequency_sequences
+
+    d = frequency_sequences(np.random.default_rng(0), n_train=40, n_test=10, steps=200, noise=0.0)
+    spectrum = np.abs(np.fft.rfft(d.x_train[:, :, 0], axis=1))  # bins of 1 / (200 * 0.01) = 0.5 cycles
+    peak = spectrum.argmax(axis=1) * 0.5
+    assert np.allclose(peak, np.array([3.0, 4.5, 6.0, 7.5, 9.0])[d.y_train])
+    assert frequency_sequences(np.random.default_rng(1), n_train=5, n_test=5).x_test.shape == (5, 100, 1)

@@ -4,6 +4,7 @@
   64-step stand-in for S-MNIST / PS-MNIST (784 steps), which cannot be downloaded offline.
 * ECG-QTDB: the preprocessed files ``QTDB_{train,test}.mat`` released with the official code (Yin et al.
   2021 preprocessing: 4 spike channels, 6 classes, a label per step), read from a directory the user gives.
+* A synthetic frequency-discrimination task (noisy sinusoids), which needs resonance.
 * The authors' released ECG learning curves (a CSV), read from a path, for comparison plots.
 """
 
@@ -57,6 +58,29 @@ def digit_sequences(rng: np.random.Generator, test_fraction: float = 0.3, permut
         test[idx[:round(test_fraction * len(idx))]] = True
     x = x[:, :, None]  # (N, 64, 1)
     return SequenceData(x[~test], y[~test], x[test], y[test])
+
+
+def frequency_sequences(rng: np.random.Generator, n_train: int = 600, n_test: int = 300, steps: int = 100,
+                        freqs: tuple[float, ...] = (3.0, 4.5, 6.0, 7.5, 9.0), noise: float = 0.5,
+                        dt: float = 0.01) -> SequenceData:
+    """Synthetic frequency discrimination: a noisy sinusoid whose frequency (cycles per unit time) is the class.
+
+    x_t = a sin(2 pi f t dt + phi) + noise * eps_t with a ~ U(0.5, 1.5), phi ~ U(0, 2 pi), eps_t ~ N(0, 1),
+    t = 0..steps-1, one channel; f = freqs[class], classes balanced at random. With dt = 0.01 the default
+    classes have angular frequencies 2 pi f = 19-57, inside the BRF omega initialization U(15, 50).
+
+    >>> d = frequency_sequences(np.random.default_rng(0), n_train=10, n_test=5)
+    >>> d.x_train.shape, d.y_test.shape, sorted(set(d.y_train.tolist())) <= [0, 1, 2, 3, 4]
+    ((10, 100, 1), (5,), True)
+    """
+    n = n_train + n_test
+    y = rng.integers(0, len(freqs), size=n)
+    t = np.arange(steps) * dt  # (T,)
+    amp = rng.uniform(0.5, 1.5, size=(n, 1))
+    phase = rng.uniform(0, 2 * np.pi, size=(n, 1))
+    x = amp * np.sin(2 * np.pi * np.asarray(freqs)[y][:, None] * t[None, :] + phase)  # (n, T)
+    x = (x + noise * rng.standard_normal((n, steps))).astype(np.float32)[:, :, None]
+    return SequenceData(x[:n_train], y[:n_train].astype(np.int64), x[n_train:], y[n_train:].astype(np.int64))
 
 
 ECG_STEPS = 1300  # sequence length used by the paper (the files hold 1301 steps)
