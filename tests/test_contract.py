@@ -12,7 +12,7 @@ from icml24.core.claims import KINDS, Claim
 from icml24.core.config import apply_overrides, config_hash, field_docs, to_dict
 from icml24.core.publish import readme_block, render_results_block
 from icml24.core.registry import get_paper, list_papers
-from icml24.core.results import RunResult, SeedResult, read_json
+from icml24.core.results import RunResult, SeedResult, dumps, read_json
 
 from conftest import REPO
 
@@ -135,3 +135,18 @@ def test_published_claims_match_the_current_claims_code(paper):
     for f, s in zip(fresh, stored):
         assert f["value"] == (math.nan if s["value"] is None else s["value"]) or \
             (math.isnan(f["value"]) and s["value"] is None)
+
+
+@pytest.mark.slow
+def test_quick_from_scratch_reproduces_the_published_numbers(paper, tmp_path):
+    """`make check`: QUICK rerun in a fresh store gives exactly the committed per-seed metrics and claims."""
+    from icml24.core.store import run_preset
+
+    summary = RunResult.from_dict(read_json(REPO / "results" / paper.slug / "quick.json"))
+    fresh = run_preset(paper, "quick", tmp_path)
+    def numbers(run):  # JSON text, so that NaN compares equal to NaN
+        return [dumps({"seed": s.seed, "metrics": s.metrics, "curves": s.curves}) for s in run.seeds]
+
+    assert numbers(fresh) == numbers(summary)
+    assert [(c["claim_id"], c["verdict"]) for c in fresh.claims] == \
+           [(c["claim_id"], c["verdict"]) for c in summary.claims]

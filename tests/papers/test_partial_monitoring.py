@@ -245,10 +245,9 @@ def test_bound_scale_hand_value():
 @pytest.mark.slow
 def test_quick_claims_are_measured(tmp_path):
     from icml24.core.registry import get_paper
-    from icml24.core.store import RunRequest, execute_runs
-    paper = get_paper("partial_monitoring")
-    (out,) = execute_runs([RunRequest(paper, "quick", paper.preset("quick"), paper.default_seeds("quick"))],
-                          root=tmp_path)
-    claims = {c["claim_id"]: c for c in out.result.claims}
+    from icml24.core.store import run_preset
+
+    result = run_preset(get_paper("partial_monitoring"), "quick", tmp_path)
+    claims = {c["claim_id"]: c for c in result.claims}
     assert set(claims) == {"C1a", "C1b", "C2", "C3a", "C3b", "C4"}
     assert all(c["verdict"] in ("pass", "fail") and math.isfinite(c["value"]) for c in claims.values())

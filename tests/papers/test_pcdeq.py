@@ -199,12 +199,10 @@ def test_procedural_digits_deterministic_and_classes_differ():
 @pytest.mark.slow
 def test_quick_claims(tmp_path):
     from icml24.core.registry import get_paper
-    from icml24.core.store import RunRequest, execute_runs
+    from icml24.core.store import run_preset
 
-    paper = get_paper("pcdeq")
-    (out,) = execute_runs([RunRequest(paper, "quick", paper.preset("quick"), paper.default_seeds("quick"))],
-                          root=tmp_path)
-    verdicts = {c["claim_id"]: c["verdict"] for c in out.result.claims}
+    result = run_preset(get_paper("pcdeq"), "quick", tmp_path)
+    verdicts = {c["claim_id"]: c["verdict"] for c in result.claims}
     for cid in ("C1", "C2", "C3", "C4", "C6"):
         assert verdicts[cid] == "pass", cid
 

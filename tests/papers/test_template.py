@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from icml24.core.registry import get_paper
-from icml24.core.store import RunRequest, execute_runs
+from icml24.core.store import run_preset
 from icml24.papers._template import estimator_errors, running_mean, t_interval_coverage
 
 
@@ -34,9 +34,7 @@ def test_running_mean_matches_naive_loop():
 
 @pytest.mark.slow
 def test_quick_claims_all_pass(tmp_path):
-    paper = get_paper("_template")
-    (out,) = execute_runs([RunRequest(paper, "quick", paper.preset("quick"), paper.default_seeds("quick"))],
-                          root=tmp_path)
-    verdicts = {c["claim_id"]: c["verdict"] for c in out.result.claims}
+    result = run_preset(get_paper("_template"), "quick", tmp_path)
+    verdicts = {c["claim_id"]: c["verdict"] for c in result.claims}
     assert verdicts == {f"C{i}": "pass" for i in range(1, 7)}
-    assert math.isclose(out.result.claims[2]["value"], math.pi / 2, rel_tol=0.06)
+    assert math.isclose(result.claims[2]["value"], math.pi / 2, rel_tol=0.06)

@@ -174,3 +174,12 @@ def execute_runs(
         outcomes.append(RunOutcome(req, dirs[i], result, skipped[i], failed[i]))
         emit("finalized", outcomes[-1])
     return outcomes
+
+
+def run_preset(paper: Paper, preset: str, root: str | Path, executor: str = "serial") -> R.RunResult:
+    """Run ``paper`` at a preset with its default seeds into the store at ``root``; the finished result."""
+    req = RunRequest(paper, preset, paper.preset(preset), paper.default_seeds(preset))
+    (out,) = execute_runs([req], root=root, executor=executor)
+    if out.result is None or out.failed:
+        raise RuntimeError(f"{paper.slug} [{preset}]: seeds failed: {sorted(out.failed)}")
+    return out.result
