@@ -6,25 +6,13 @@ Run: ``python benchmarks/bench_copying.py`` (one process, a few tens of seconds 
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 import torch
 
+from icml24.core.bench import median_time
 from icml24.papers.copying.experiment import QUICK, build_model
 from icml24.papers.copying.model import selective_scan, selective_scan_naive
 from icml24.papers.copying.tasks import masked_lm_loss, packed_batch
-
-
-def time_it(fn, repeats: int = 5) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def scan_fwd_bwd(scan, B=4, L=256, E=64, N=16):
@@ -53,14 +41,14 @@ def train_tokens_per_s(kind: str, steps: int = 5) -> float:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    sec = time_it(step, repeats=steps)
+    sec = median_time(step, repeats=steps)
     return QUICK.batch * QUICK.context / sec
 
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    fast = time_it(scan_fwd_bwd(selective_scan))
-    naive = time_it(scan_fwd_bwd(selective_scan_naive))
+    fast = median_time(scan_fwd_bwd(selective_scan), repeats=5)
+    naive = median_time(scan_fwd_bwd(selective_scan_naive), repeats=5)
     print("selective scan, B=4 L=256 E=64 N=16, forward+backward (median of 5):")
     print(f"  parallel (Hillis-Steele) {fast * 1e3:8.1f} ms")
     print(f"  naive loop               {naive * 1e3:8.1f} ms")

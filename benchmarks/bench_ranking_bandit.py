@@ -11,23 +11,13 @@ Run: python benchmarks/bench_ranking_bandit.py   (about a minute on one core)
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
+from icml24.core.bench import median_time
 from icml24.papers.ranking_bandit.algorithm import UCR, ItemGLMs, confidence_radius, logistic_newton_step, \
     sherman_morrison
 from icml24.papers.ranking_bandit.components import best_list, design_vectors, mean_function
-
-
-def median_time(fn, repeats=5, number=1):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return float(np.median(times))
 
 
 def fed_ucr(n, k, d, rng, rounds=200):
@@ -61,9 +51,9 @@ def main():
         x = rng.normal(size=d)
         assert np.allclose(pol.scores(x), loop_scores(pol, x))
         scores = pol.scores(x)
-        scores_t = median_time(lambda: pol.scores(x), number=20)
-        match_t = median_time(lambda: best_list(scores), number=20)
-        slow = median_time(lambda: loop_scores(pol, x), repeats=3) if n <= 1000 else float("nan")
+        scores_t = median_time(lambda: pol.scores(x), repeats=5, number=20, warmup=False)
+        match_t = median_time(lambda: best_list(scores), repeats=5, number=20, warmup=False)
+        slow = median_time(lambda: loop_scores(pol, x), repeats=3, warmup=False) if n <= 1000 else float("nan")
         print(f"   N={n:6d}: decision {(scores_t + match_t) * 1e3:7.3f} ms = scores {scores_t * 1e3:.3f} ms + "
               f"matching {match_t * 1e3:.3f} ms; per-pair loop scores {slow * 1e3:8.2f} ms; "
               f"ratio loop/vectorised {slow / scores_t:6.1f}x")
@@ -75,8 +65,9 @@ def main():
     v_inv = np.linalg.inv(v)
     z = rng.normal(size=(k, p))
     assert np.allclose(sherman_morrison(v_inv, z), np.linalg.inv(v + z[:, :, None] * z[:, None, :]))
-    sm = median_time(lambda: sherman_morrison(v_inv, z), number=200)
-    fresh = median_time(lambda: np.linalg.inv(v + z[:, :, None] * z[:, None, :]), number=200)
+    sm = median_time(lambda: sherman_morrison(v_inv, z), repeats=5, number=200, warmup=False)
+    fresh = median_time(lambda: np.linalg.inv(v + z[:, :, None] * z[:, None, :]), repeats=5, number=200,
+                        warmup=False)
     print(f"   Sherman-Morrison {sm * 1e6:.1f} us, fresh inverse {fresh * 1e6:.1f} us; ratio {fresh / sm:.1f}x")
 
     print("3. logistic MLE: 3 items shown in random order for 1000 rounds (K = 3, d = 5)")
@@ -104,8 +95,8 @@ def main():
                     theta[j] = logistic_newton_step(theta[j], zj, yj, 1.0)
         return theta
 
-    inc = median_time(incremental, repeats=3)
-    full = median_time(scratch, repeats=1)
+    inc = median_time(incremental, repeats=3, warmup=False)
+    full = median_time(scratch, repeats=1, warmup=False)
     gap = np.abs(incremental() - scratch()).max()
     print(f"   incremental {inc * 1e3:.1f} ms, refit from scratch every round {full * 1e3:.1f} ms; "
           f"ratio {full / inc:.1f}x; final max |theta_inc - theta_mle| = {gap:.2e}")
