@@ -23,6 +23,7 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     atomic_write_text(target, '{"v": 2}')
     assert read_json(target) == {"v": 2}
     assert [p.name for p in target.parent.iterdir()] == ["x.json"]
+    assert target.stat().st_mode & 0o777 == 0o644
 
 
 def _cmd(root: Path) -> list[str]:

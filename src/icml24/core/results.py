@@ -30,6 +30,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o644)  # mkstemp makes 0600; results and reports are meant to be read
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
