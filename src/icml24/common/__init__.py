@@ -1,1 +1,1 @@
-"""Components shared by three or more papers (none yet), each with its own tests."""
+"""Components shared by papers (data from wheels, ...), each with its own tests in tests/test_common.py."""
