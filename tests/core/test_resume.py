@@ -105,3 +105,24 @@ def test_seeds_from_other_code_are_run_again(tmp_path, monkeypatch):
     (edited,) = execute_runs([req], root=tmp_path)
     assert edited.skipped == 0 and seed_file(first.run_dir, 0).stat().st_mtime_ns != stamp
     assert edited.result.provenance["code_hash"] == "edited-code"
+
+
+def test_code_hash_follows_the_paper_code_and_the_common_modules_it_imports(tmp_path, monkeypatch):
+    import icml24.core.registry as reg
+
+    papers = tmp_path / "src" / "icml24" / "papers"
+    (papers / "p").mkdir(parents=True)
+    (papers.parent / "common").mkdir()
+    (papers.parent / "common" / "shared.py").write_text("X = 1\n")
+    (papers.parent / "common" / "unused.py").write_text("Y = 1\n")
+    (papers / "p" / "experiment.py").write_text("from icml24.common import shared\n")
+    (papers / "p" / "claims.py").write_text("CLAIMS = ()\n")
+    monkeypatch.setattr(reg, "PAPERS_DIR", papers)
+    paper = reg.Paper("p", "p")
+    monkeypatch.setattr(reg.Paper, "folder", property(lambda self: papers / "p"))
+    base = paper.code_hash
+    (papers / "p" / "claims.py").write_text("CLAIMS = (1,)\n")  # claims are re-judged, not hashed
+    (papers.parent / "common" / "unused.py").write_text("Y = 2\n")  # not imported by the paper
+    assert paper.code_hash == base
+    (papers.parent / "common" / "shared.py").write_text("X = 2\n")
+    assert paper.code_hash != base

@@ -80,20 +80,26 @@ class Paper:
 
     @property
     def code_hash(self) -> str:
-        """Fingerprint of the code a run depends on: the paper folder's and ``common/``'s .py files
-        (but card.py and claims.py, which ``run`` never executes).
+        """Fingerprint of the code a run depends on: the paper folder's .py files (but card.py and
+        claims.py, which ``run`` never executes) and the ``icml24.common`` modules they import.
 
         The run store resumes a seed only if it was produced by code with this fingerprint, and the
         contract test checks that the published QUICK results carry the current one.
         """
         import hashlib
+        import re
 
+        own = [p for p in sorted(self.folder.rglob("*.py")) if p.name not in UNHASHED]
+        used: set[str] = set()
+        for path in own:
+            text = path.read_text(encoding="utf-8")
+            used.update(re.findall(r"icml24\.common\.(\w+)", text))
+            for names in re.findall(r"from icml24\.common import ([\w, ]+)", text):
+                used.update(n.strip() for n in names.split(","))
+        common = [PAPERS_DIR.parent / "common" / f"{name}.py" for name in sorted(used)]
         digest = hashlib.sha256()
-        for root in (self.folder, PAPERS_DIR.parent / "common"):
-            for path in sorted(root.rglob("*.py")):
-                if root == self.folder and path.name in UNHASHED:
-                    continue
-                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        for path in own + [c for c in common if c.is_file()]:
+            digest.update(path.relative_to(PAPERS_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:12]
 
     @property
