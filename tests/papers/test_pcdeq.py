@@ -12,8 +12,8 @@ import torch
 from icml24.core.errors import UserError
 from icml24.papers.pcdeq import (
     DEQ, LinearDEQNet, MLPNet, PcDEQConv, PcDEQLinear, UnconstrainedDEQLinear, attach_projection,
-    fixed_point_iteration, geometric_rate, iterate_rows, load_idx_dataset, n_params, procedural_digits,
-    random_instance, read_idx, thompson_distance, unrolled_deq,
+    fixed_point_iteration, geometric_rate, iterate_rows, load_idx_dataset, mnist_5k_split, n_params,
+    random_instance, read_idx, stratified_indices, thompson_distance, unrolled_deq,
 )
 
 ACTS = ("tanh", "softsign", "relu6", "sigmoid")
@@ -189,11 +189,38 @@ def test_idx_reader_and_loader(tmp_path):
         load_idx_dataset(tmp_path / "missing", 5, 5, 0)
 
 
-def test_procedural_digits_deterministic_and_classes_differ():
-    a, b = procedural_digits(200, 10, 16, 0.0, seed=3), procedural_digits(200, 10, 16, 0.0, seed=3)
-    assert torch.equal(a.x_train, b.x_train) and torch.equal(a.y_train, b.y_train)
-    means = torch.stack([a.x_train[a.y_train == k].mean(0).flatten() for k in range(10)])
-    assert torch.cdist(means, means).add(torch.eye(10) * 1e3).min() > 0.5  # class templates are distinct
+def test_stratified_indices_balanced_disjoint_seeded():
+    labels = np.repeat(np.arange(10), 50)[np.random.default_rng(14).permutation(500)]
+    tr, te = stratified_indices(labels, 403, 87, seed=1)
+    assert tr.size == 403 and te.size == 87 and not set(tr) & set(te)
+    assert np.ptp(np.bincount(labels[tr], minlength=10)) <= 1 and np.ptp(np.bincount(labels[te], minlength=10)) <= 1
+    tr2, te2 = stratified_indices(labels, 403, 87, seed=1)
+    assert np.array_equal(tr, tr2) and np.array_equal(te, te2)
+    assert not np.array_equal(tr, stratified_indices(labels, 403, 87, seed=2)[0])
+    with pytest.raises(UserError):
+        stratified_indices(labels, 450, 60, seed=0)  # 51 test items per class do not exist after 45 train
+
+
+def test_mnist_5k_split_is_real_stratified_mnist():
+    d = mnist_5k_split(4000, 1000, seed=0)
+    assert tuple(d.x_train.shape) == (4000, 1, 28, 28) and tuple(d.x_test.shape) == (1000, 1, 28, 28)
+    assert d.x_train.dtype == torch.float32 and 0.0 <= float(d.x_train.min()) and float(d.x_train.max()) <= 1.0
+    assert torch.bincount(d.y_train).tolist() == [400] * 10 and torch.bincount(d.y_test).tolist() == [100] * 10
+    assert not {r.tobytes() for r in d.x_test.numpy()} & {r.tobytes() for r in d.x_train.numpy()}  # disjoint
+    assert torch.equal(mnist_5k_split(4000, 1000, seed=0).x_test, d.x_test)
+    assert not torch.equal(mnist_5k_split(4000, 1000, seed=1).x_test, d.x_test)
+
+
+def test_mnist5k_sizes_beyond_5000_are_refused():
+    from dataclasses import replace
+
+    from icml24.papers.pcdeq.experiment import SMOKE, run, validate
+
+    cfg = replace(SMOKE, n_train=4500, n_test=1000)
+    with pytest.raises(UserError):
+        validate(cfg)
+    with pytest.raises(UserError):
+        run(cfg, 0)
 
 
 @pytest.mark.slow

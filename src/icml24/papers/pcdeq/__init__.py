@@ -11,7 +11,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                    "PcDEQLinear", "PcDEQConv", "UnconstrainedDEQLinear", "project_nonnegative_",
                    "attach_projection", "DEQ", "unrolled_deq", "LinearDEQNet", "MLPNet", "n_params",
                    "RowSolve", "iterate_rows", "random_instance", "thompson_distance", "geometric_rate"],
-    "data": ["ImageData", "procedural_digits", "read_idx", "load_idx_dataset"],
+    "data": ["ImageData", "mnist_5k_split", "stratified_indices", "read_idx", "load_idx_dataset"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures", "property_study"],
     "claims": ["CLAIMS", "check"],
 })

