@@ -32,8 +32,3 @@ class PaperCard:
     @property
     def url(self) -> str | None:
         return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None
-
-    @property
-    def short_authors(self) -> str:
-        return self.authors[0] + (" et al." if len(self.authors) > 2 else
-                                  (f" and {self.authors[1]}" if len(self.authors) == 2 else ""))

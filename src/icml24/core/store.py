@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable
 from icml24.core import results as R
 from icml24.core.config import config_hash, to_dict
 from icml24.core.errors import UserError
-from icml24.core.executors import Outcome, Unit, execute
+from icml24.core.executors import Unit, execute
 from icml24.core.registry import Paper
 
 
