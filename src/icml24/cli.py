@@ -27,25 +27,15 @@ def _verdict_style(v: str) -> str:
 
 def list_cmd(results: Path) -> int:
     """All papers: slug, title, number of claims and last QUICK verdicts."""
-    import json
-
     from rich.table import Table
 
+    from icml24.core.publish import verdict_summary
     from icml24.core.registry import get_paper, list_papers
 
-    table = Table("#", "slug", "title", "claims", "last quick verdicts")
+    table = Table("#", "slug", "title", "last quick verdicts")
     for slug in list_papers():
         card = get_paper(slug).card
-        summary = results / slug / "quick.json"
-        verdicts, n_claims = "not run", "-"
-        if summary.is_file():
-            claims = json.loads(summary.read_text())["claims"]
-            n_claims = str(len(claims))
-            counts: dict[str, int] = {}
-            for c in claims:
-                counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-            verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        table.add_row(str(card.number), slug, card.title, n_claims, verdicts)
+        table.add_row(str(card.number), slug, card.title, verdict_summary(results / slug / "quick.json"))
     _console().print(table)
     return 0
 

@@ -5,17 +5,15 @@ from __future__ import annotations
 import pytest
 
 from icml24.core import testing
-from icml24.core.config import config_hash, to_dict
 from icml24.core.errors import UserError
-from icml24.core.executors import Unit, execute
+from icml24.core.executors import execute
 from icml24.core.registry import get_paper
+from icml24.core.store import RunRequest
 
 
 def template_units(seeds):
     paper = get_paper("_template")
-    cfg = paper.preset("smoke")
-    frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(to_dict(cfg).items()))
-    return [Unit(paper.slug, paper.module, "smoke", frozen, config_hash(cfg), s) for s in seeds]
+    return RunRequest(paper, "smoke", paper.preset("smoke"), tuple(seeds)).units(seeds)
 
 
 def metrics_by_seed(outcomes):

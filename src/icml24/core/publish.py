@@ -101,6 +101,16 @@ def publish(result: R.RunResult, rdir: Path, results_root: Path, readme: Path | 
     return path
 
 
+def verdict_summary(summary_path: Path) -> str:
+    """'3 pass, 1 fail' for a published summary; 'not run' when there is none."""
+    if not Path(summary_path).is_file():
+        return "not run"
+    counts: dict[str, int] = {}
+    for c in R.read_json(summary_path)["claims"]:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    return ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no claims"
+
+
 def render_papers_table(results_root: Path, slugs: list[str]) -> str:
     """The top-level README's paper table: number, slug, title, claims and QUICK verdicts."""
     from icml24.core.registry import get_paper
@@ -108,14 +118,7 @@ def render_papers_table(results_root: Path, slugs: list[str]) -> str:
     rows = []
     for slug in slugs:
         card = get_paper(slug).card
-        path = Path(results_root) / slug / "quick.json"
-        verdicts = "not run"
-        if path.is_file():
-            claims = R.read_json(path)["claims"]
-            counts: dict[str, int] = {}
-            for c in claims:
-                counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-            verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no claims"
+        verdicts = verdict_summary(Path(results_root) / slug / "quick.json")
         rows.append((card.number, f"| {card.number} | [`{slug}`](src/icml24/papers/{slug}/README.md) | "
                                   f"{card.title} | {verdicts} |"))
     body = [TABLE_START, "| # | slug | title | QUICK verdicts |", "|---|---|---|---|"]

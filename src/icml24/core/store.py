@@ -44,6 +44,11 @@ class RunRequest:
     def hash(self) -> str:
         return config_hash(self.config)
 
+    def units(self, seeds: Iterable[int]) -> list[Unit]:
+        """Executor units for ``seeds`` (the config frozen as sorted, hashable key/value pairs)."""
+        frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(to_dict(self.config).items()))
+        return [Unit(self.paper.slug, self.paper.module, self.preset, frozen, self.hash, s) for s in seeds]
+
 
 @dataclass
 class RunOutcome:
@@ -153,9 +158,7 @@ def execute_runs(
             stale.unlink()
         todo = [s for s in req.seeds if not _done(seed_file(rdir, s), code[i])]
         skipped[i] = len(req.seeds) - len(todo)
-        frozen = tuple(sorted(to_dict(req.config).items(), key=lambda kv: kv[0]))
-        frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in frozen)
-        units += [Unit(req.paper.slug, req.paper.module, req.preset, frozen, req.hash, s) for s in todo]
+        units += req.units(todo)
     emit("start", {i: (len(r.seeds), skipped[i]) for i, r in enumerate(requests)})
     index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
