@@ -2,7 +2,9 @@
 best-of-both-worlds partial monitoring.
 
 Components: finite games with observability classification (:mod:`.components`), the ExO solvers
-(:mod:`.exo`), FTRL with hybrid / negentropy regularizers and the learner loop (:mod:`.algorithm`).
+(:mod:`.exo`), FTRL with hybrid / negentropy regularizers and the ExO learner loop (:mod:`.algorithm`),
+and the best-of-both-worlds learner for globally observable games with its T^(2/3) baseline
+(:mod:`.global_bobw`).
 """
 
 from icml24.core.lazy import lazy_exports
@@ -13,8 +15,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                    "switching_env", "corrupted_env", "gaps"],
     "exo": ["ExOSolution", "SaddleSolver", "ExOSolver", "solve_exo_reference", "exo_objective",
             "stability_weights", "unbiasedness_residual"],
-    "algorithm": ["hybrid_ftrl", "negentropy_ftrl", "complement_entropy", "LearnerSpec", "RunTrace", "play",
-                  "bound_scale"],
+    "algorithm": ["hybrid_ftrl", "negentropy_ftrl", "complement_entropy", "LearnerSpec", "RunTrace", "Rounds",
+                  "play", "bound_scale"],
+    "global_bobw": ["GlobalSpec", "global_estimator", "stability_coefficient", "play_global"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
     "claims": ["CLAIMS", "check"],
 })

@@ -141,6 +141,39 @@ class RunTrace(NamedTuple):
     p_final: np.ndarray    # (k,) last sampling law
 
 
+class Rounds:
+    """The pre-drawn randomness and expected losses of one run (shared by every learner loop).
+
+    Attributes:
+        T: horizon; exp_loss: (T, k) expected losses (L u_t)_a; cum_best: (T, k) their running sums;
+        xs: (T,) outcome indices x_t ~ u_t; draws: (T,) uniforms for sampling A_t.
+    """
+
+    def __init__(self, game: Game, env: Environment, rng: np.random.Generator):
+        d = game.d
+        self.T = env.dists.shape[0]
+        self.exp_loss = env.dists @ game.L.T                      # (T, k)
+        self.cum_best = np.cumsum(self.exp_loss, axis=0)           # (T, k)
+        cdf = np.cumsum(env.dists, axis=1)                         # (T, d)
+        draws_x = rng.random(self.T)
+        self.draws = rng.random(self.T).tolist()
+        self.xs = np.minimum((draws_x[:, None] > cdf).sum(axis=1), d - 1).tolist()
+
+    def draw(self, p: list, t: int) -> int:
+        """A_t ~ p by inversion of the pre-drawn uniform of round t (1-based).
+
+        >>> r = Rounds.__new__(Rounds); r.draws = [0.5]
+        >>> r.draw([0.25, 0.5, 0.25], 1)
+        1
+        """
+        r, acc = self.draws[t - 1], 0.0
+        for j, pj in enumerate(p):
+            acc += pj
+            if r < acc:
+                return j
+        return len(p) - 1
+
+
 def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generator,
          checkpoints: np.ndarray) -> RunTrace:
     """Run one learner on ``env`` for T = len(env.dists) rounds; record pseudo-regret at ``checkpoints``.
@@ -148,16 +181,11 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
     Pseudo-regret R_t = sum_{s<=t} p_s^T L u_s - min_a sum_{s<=t} (L u_s)_a (expectation over A_s and x_s
     given the history, so no sampling noise of the loss itself enters).
     """
-    k, d = game.k, game.d
-    T = env.dists.shape[0]
-    L, idx = game.L, game.symbol_index()
+    k = game.k
+    rounds = Rounds(game, env, rng)
+    T, xs = rounds.T, rounds.xs
+    idx = game.symbol_index()
     solver = SaddleSolver(game)
-    exp_loss = env.dists @ L.T                        # (T, k): (L u_t)_a
-    cum_best = np.cumsum(exp_loss, axis=0)            # (T, k)
-    cdf = np.cumsum(env.dists, axis=1)                # (T, d)
-    draws_x = rng.random(T)
-    draws_a = rng.random(T).tolist()
-    xs = np.minimum((draws_x[:, None] > cdf).sum(axis=1), d - 1).tolist()   # (T,) outcome indices
     Y = [0.0] * k
     beta = spec.c
     H = 0.0                                           # running sum of h(q_s) (adaptive rule)
@@ -170,7 +198,7 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
     reg_out, beta_out = [], []
     gamma, tol, hybrid = spec.gamma, spec.resolve_tol, spec.regularizer == "hybrid"
     rows = idx.tolist()
-    exp_rows = exp_loss.tolist()
+    exp_rows = rounds.exp_loss.tolist()
     log = math.log
     for t in range(1, T + 1):
         if spec.schedule == "fixed":
@@ -196,12 +224,7 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
         p = [max(p_cache[a], 0.5 * q[a]) for a in range(k)]   # stay in R(q_t) between solves
         zp = sum(p)
         p = [v / zp for v in p]
-        r, a, acc = draws_a[t - 1], k - 1, 0.0
-        for j in range(k):
-            acc += p[j]
-            if r < acc:
-                a = j
-                break
+        a = rounds.draw(p, t)
         g_row = G_rows[rows[a][xs[t - 1]]]
         inv_pa = 1.0 / p[a]
         Y = [Y[b] + g_row[b] * inv_pa for b in range(k)]      # y_hat_t = G(A_t, sigma_t) / p_{t, A_t}
@@ -215,7 +238,7 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
             H += h
             beta += spec.c / (1.0 + H) ** (1.0 / spec.rate_root)
         if t in ck:
-            reg_out.append(learner - float(cum_best[t - 1].min()))
+            reg_out.append(learner - float(rounds.cum_best[t - 1].min()))
             beta_out.append(beta)
     return RunTrace(np.array(sorted(ck), dtype=float), np.array(reg_out), np.array(beta_out), n_solves, np.array(p))
 

@@ -265,7 +265,7 @@ class SaddleSolver:
 
     def __init__(self, game: Game, mu0: float = 1e-4, mu_min: float = 1e-10, max_newton: int = 200):
         self.game = game
-        k, d = game.k, game.d
+        k = game.k
         S = [game.signal_matrix(a) for a in range(k)]
         self.S = np.vstack(S)                                    # (J, d): all signal rows s_j
         self.owner = np.concatenate([np.full(len(s), a) for a, s in enumerate(S)])  # (J,) a_j

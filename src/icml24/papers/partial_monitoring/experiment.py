@@ -6,8 +6,11 @@ Per seed, ``run`` plays (all with horizon T, regret read at geometric checkpoint
 1. the locally observable game (apple tasting), i.i.d. outcomes: hybrid (adaptive rate) and
    negentropy (fixed rate beta_t = c sqrt(t))                                          - claim C1;
 2. the same game against the switching (staircase) adversary: hybrid                  - claim C2;
-3. the globally observable game (label-efficient prediction), i.i.d. outcomes: hybrid with the
-   T^{2/3}-type adaptive rate and negentropy with beta_t = c t^{2/3}                   - claim C3;
+3. the globally observable game (label-efficient prediction), i.i.d. outcomes: the globally observable
+   BOBW algorithm (:mod:`.global_bobw`) and the classical T^{2/3} baseline (exponential weights,
+   beta_t = c t^{2/3}, exploration t^{-1/3}), and the BOBW algorithm against the switching adversary
+                                                                                        - claim C3;
+   both learners again with a large gap (``u_glob_easy``; reported, no claim);
 4. a grid of locally observable games (apple tasting, 3-armed bandit, 3-action full information)
    with i.i.d. outcomes: hybrid; regret divided by the bound's shape sum_a k^2 m^2 log T / Delta_a - C4.
 
@@ -22,10 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml24.core.config import knob
+from icml24.core.errors import UserError
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.partial_monitoring.algorithm import LearnerSpec, bound_scale, play
-from icml24.papers.partial_monitoring.components import (corrupted_env, make_game, observability,
+from icml24.papers.partial_monitoring.components import (GAMES, corrupted_env, make_game, observability,
                                                          stochastic_env, switching_env)
+from icml24.papers.partial_monitoring.global_bobw import GlobalSpec, play_global
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,8 @@ class Config:
     first_checkpoint: int = knob(100, "first round at which cumulative regret is recorded")
     n_checkpoints: int = knob(12, "geometric checkpoints between first_checkpoint and T (plots)")
     n_late: int = knob(6, "geometric checkpoints on [T/10, T] used by the slope claims")
-    c: float = knob(1.0, "learning-rate scale c of every learner "
-                         "(hybrid: beta_1 and increments; negentropy: beta_t = c t^(1/r))")
+    c: float = knob(1.0, "learning-rate scale c of every learner (hybrid ExO: beta_1 and increments; "
+                         "negentropy: beta_t = c t^(1/r); global BOBW: beta_1; T^(2/3) baseline: beta_t = c t^(2/3))")
     gamma: float = knob(1.0, "log-barrier weight gamma of the hybrid regularizer")
     resolve_tol: float = knob(0.1, "re-solve ExO when log q or log w moved more than this (0: every round)")
     local_game: str = knob("apple_tasting", "locally observable game of claims C1 and C2")
@@ -51,6 +56,8 @@ class Config:
     adv_first_phase: int = knob(50, "length of the adversary's first phase")
     adv_growth: float = knob(1.6, "growth factor of the adversary's phase lengths")
     corruption_rounds: int = knob(0, "if > 0, also run the local game with this many corrupted first rounds")
+    u_glob_easy: tuple[float, ...] = knob((0.9, 0.1), "outcome law of the large-gap global-game run (gaps 0.8, "
+                                                      "0.9; reported, no claim); () skips it")
 
 
 SMOKE = Config(horizon=200, first_checkpoint=20, n_checkpoints=5, n_late=3)
@@ -64,6 +71,27 @@ def checkpoints(config: Config) -> tuple[np.ndarray, np.ndarray]:
     grid = np.unique(np.round(np.geomspace(config.first_checkpoint, config.horizon, config.n_checkpoints)))
     late = np.unique(np.round(np.geomspace(config.horizon / 10, config.horizon, config.n_late)))
     return grid.astype(np.int64), late.astype(np.int64)
+
+
+def validate(config: Config) -> None:
+    """Reject a config that cannot run, before any seed starts (called by the CLI)."""
+    if config.horizon < 10 * config.first_checkpoint or config.first_checkpoint < 2:
+        raise UserError(f"need 2 <= first_checkpoint and horizon >= 10 * first_checkpoint; got "
+                        f"first_checkpoint={config.first_checkpoint}, horizon={config.horizon}")
+    for name in (config.local_game, config.global_game, *config.grid_games):
+        if name not in GAMES:
+            raise UserError(f"unknown game {name!r}; choose from {', '.join(sorted(GAMES))}")
+    need = [(config.local_game, True)] + [(g, True) for g in config.grid_games] + [(config.global_game, False)]
+    for name, local in need:
+        obs = observability(make_game(name))
+        if obs.locally_observable != local or not obs.globally_observable:
+            kind = "locally observable" if local else "globally but not locally observable"
+            raise UserError(f"game {name!r} must be {kind} for its claim")
+    easy = (("u_glob_easy", make_game(config.global_game).d),) if config.u_glob_easy else ()
+    for field, d in (("u_two", 2), ("u_three", 3), ("adv_u_a", 2), ("adv_u_b", 2), *easy):
+        u = np.array(getattr(config, field), dtype=float)
+        if len(u) != d or np.any(u < 0) or abs(u.sum() - 1) > 1e-9:
+            raise UserError(f"{field} must be a probability vector of length {d}; got {tuple(u.tolist())}")
 
 
 def stochastic_law(config: Config, d: int) -> np.ndarray:
@@ -93,11 +121,12 @@ def run(config: Config, seed: int) -> SeedResult:
         return LearnerSpec(regularizer, schedule, root, c=config.c, gamma=config.gamma,
                            resolve_tol=config.resolve_tol)
 
-    n_runs = [0]
+    n_exo = [0]                       # runs of the ExO learner (the global learners solve no ExO)
 
-    def go(game_name: str, env, learner: LearnerSpec):
-        trace = play(make_game(game_name), env, learner, np.random.default_rng(next(streams)), marks)
-        n_runs[0] += 1
+    def go(game_name: str, env, learner: LearnerSpec | GlobalSpec):
+        player = play_global if isinstance(learner, GlobalSpec) else play
+        trace = player(make_game(game_name), env, learner, np.random.default_rng(next(streams)), marks)
+        n_exo[0] += player is play
         return dict(zip(trace.t.astype(int).tolist(), trace.regret.tolist())), trace.n_solves
 
     metrics: dict[str, float] = {}
@@ -108,7 +137,7 @@ def run(config: Config, seed: int) -> SeedResult:
         curves[f"regret_{tag}"] = [reg[int(t)] for t in grid]
         curves[f"regret_{tag}_late"] = [reg[int(t)] for t in late]
         metrics[f"regret_{tag}"] = reg[T]
-        if tag != "hyb_adv":
+        if not tag.endswith("adv"):
             metrics[f"slope_{tag}"] = loglog_slope(late.astype(float), np.array([reg[int(t)] for t in late]))
 
     # 1. local game, stochastic: hybrid vs negentropy (C1)
@@ -128,13 +157,23 @@ def run(config: Config, seed: int) -> SeedResult:
     curves["adv_norm"] = [reg[int(t)] / norm(t) for t in grid]
     curves["adv_norm_late"] = [reg[int(t)] / norm(t) for t in late]
     metrics["adv_norm_final"] = reg[T] / norm(T)
-    # 3. global game, stochastic: hybrid (T^{2/3}-type adaptive rate) vs negentropy (C3)
+    # 3. global game: BOBW algorithm vs the T^{2/3} baseline (stochastic), BOBW vs the switching adversary (C3)
     g_glob = make_game(config.global_game)
     u_glob = stochastic_law(config, g_glob.d)
-    for tag, learner in (("hyb_glob", spec("hybrid", "adaptive", 3)), ("neg_glob", spec("negentropy", "fixed", 3))):
-        reg, n = go(config.global_game, stochastic_env(u_glob, T), learner)
+    bobw = GlobalSpec("spb", c=config.c, gamma_bar=config.gamma)
+    for tag, learner in (("bobw_glob", bobw), ("t23_glob", GlobalSpec("fixed", c=config.c))):
+        reg, _ = go(config.global_game, stochastic_env(u_glob, T), learner)
         record(tag, reg)
-        solves += n
+    reg, _ = go(config.global_game, adv, bobw)
+    record("bobw_glob_adv", reg)
+    norm23 = lambda t: t ** (2 / 3) * math.log(t) ** (1 / 3)  # noqa: E731
+    curves["glob_adv_norm"] = [reg[int(t)] / norm23(t) for t in grid]
+    metrics["glob_adv_norm_final"] = reg[T] / norm23(T)
+    # 3'. the same two learners with a large gap (reported only: where the log T regime starts)
+    if config.u_glob_easy:
+        for tag, learner in (("bobw_glob_easy", bobw), ("t23_glob_easy", GlobalSpec("fixed", c=config.c))):
+            reg, _ = go(config.global_game, stochastic_env(np.array(config.u_glob_easy), T), learner)
+            record(tag, reg)
     # 4. grid of locally observable games (C4); the local game's hybrid run is reused
     ratios = []
     for name in config.grid_games:
@@ -157,7 +196,7 @@ def run(config: Config, seed: int) -> SeedResult:
                     spec("hybrid", "adaptive", 2))
         record("hyb_corrupt", reg)
         solves += n
-    metrics["exo_solves_per_round"] = solves / (T * n_runs[0])
+    metrics["exo_solves_per_round"] = solves / (T * n_exo[0])
     assert observability(g_loc).locally_observable and not observability(g_glob).locally_observable
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
 
@@ -169,21 +208,25 @@ def figures(result: RunResult) -> dict:
     t = result.curve("t")[0]
     panels = (("local game, stochastic", ("hyb_loc", "neg_loc")),
               ("local game, switching adversary", ("hyb_adv",)),
-              ("global game, stochastic", ("hyb_glob", "neg_glob")))
+              ("global game, stochastic", ("bobw_glob", "t23_glob")),
+              ("global game, switching adversary", ("bobw_glob_adv",)),
+              ("global game, stochastic, large gap", ("bobw_glob_easy", "t23_glob_easy")))
     label = {"hyb_loc": "ExO hybrid", "neg_loc": "ExO negentropy", "hyb_adv": "ExO hybrid",
-             "hyb_glob": "ExO hybrid (global)", "neg_glob": "ExO negentropy"}
+             "bobw_glob": "global BOBW", "t23_glob": "T^(2/3) baseline", "bobw_glob_adv": "global BOBW",
+             "bobw_glob_easy": "global BOBW", "t23_glob_easy": "T^(2/3) baseline"}
     out = {}
     for fname, transform, ylab in (("regret", lambda r: r, "R_t"),
                                    ("regret_over_log_t", lambda r: r / np.log(t), "R_t / log t"),
                                    ("regret_over_sqrt_t", lambda r: r / np.sqrt(t), "R_t / sqrt t")):
-        fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-        for ax, (title, tags) in zip(axes, panels):
+        shown = [(title, tags) for title, tags in panels if f"regret_{tags[0]}" in result.curve_names()]
+        fig, axes = plt.subplots(1, len(shown), figsize=(4 * len(shown), 3.4))
+        for ax, (title, tags) in zip(axes, shown):
             for tag in tags:
                 ys = transform(result.curve(f"regret_{tag}"))
                 ax.plot(t, ys.mean(axis=0), marker="o", ms=3, label=label[tag])
                 ax.fill_between(t, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
             ax.set_xscale("log")
-            if fname == "regret" and "hyb_adv" not in tags:   # adversarial regret can be negative
+            if fname == "regret" and "adversary" not in title:   # adversarial regret can be negative
                 ax.set_yscale("log")
             ax.set_title(title, fontsize=9)
             ax.set_xlabel("t")
