@@ -45,6 +45,28 @@ def test_missing_results_say_not_run(tmp_path):
     assert "No published results yet" in (tmp_path / "report" / "papers" / "_template.html").read_text()
 
 
+def test_readme_markdown_is_structured_and_safe():
+    from icml24.core.report.markdown import render
+
+    hostile = "- item <script>x</script>\n  more `<b>`\n  - **deep** *em*\n\n| a | <i> |\n|---|---|\n| 1 | 2 |"
+    html = str(render(hostile))
+    assert "<script>" not in html and "<i>" not in html and "<b>" not in html
+    assert html.count("<ul>") == 2 and "<li>item &lt;script&gt;x&lt;/script&gt; more <code>&lt;b&gt;</code>" in html
+    assert "<strong>deep</strong> <em>em</em>" in html and "<th>&lt;i&gt;</th>" in html and "<td>2</td>" in html
+
+
+def test_every_paper_readme_section_renders_balanced_html():
+    from icml24.core.registry import list_papers
+    from icml24.core.report import readme_section
+    from icml24.core.report.markdown import render
+
+    for slug in list_papers():
+        for title in ("What we reproduce", "Deviations", "How to run"):
+            html = str(render(readme_section(get_paper(slug).readme, title)))
+            for tag in ("ul", "li", "table", "tr", "p", "pre", "code", "strong", "em"):
+                assert html.count(f"<{tag}>") == html.count(f"</{tag}>"), (slug, title, tag)
+
+
 @pytest.mark.browser
 def test_report_in_headless_chromium(site):
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:

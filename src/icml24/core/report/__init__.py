@@ -15,6 +15,7 @@ from typing import Any
 from icml24.core import results as R
 from icml24.core.publish import fmt
 from icml24.core.registry import get_paper
+from icml24.core.report import markdown
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -26,27 +27,6 @@ def readme_section(readme: Path, title: str) -> str:
     text = readme.read_text(encoding="utf-8")
     m = re.search(rf"^##\s+{re.escape(title)}[^\n]*\n(.*?)(?=^##\s|\Z)", text, re.S | re.M)
     return m.group(1).strip() if m else ""
-
-
-def markdown_lite(text: str):
-    r"""README prose for the report: escaped first, then fenced code -> <pre>, `code` -> <code>.
-
-    >>> str(markdown_lite("run `x<y`:\n```\nicml24 list\n```"))
-    '<div class="md">run <code>x&lt;y</code>:</div><pre>icml24 list</pre>'
-    """
-    from markupsafe import Markup, escape
-
-    parts = []
-    for i, chunk in enumerate(re.split(r"^```[^\n]*\n?", text, flags=re.M)):
-        chunk = chunk.strip("\n")
-        if not chunk:
-            continue
-        if i % 2:
-            parts.append(f"<pre>{escape(chunk)}</pre>")
-        else:
-            html = re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(chunk)))
-            parts.append(f'<div class="md">{html}</div>')
-    return Markup("".join(parts))
 
 
 def _paper_context(slug: str, results_root: Path, preset: str) -> dict[str, Any]:
@@ -79,7 +59,7 @@ def build_report(out: str | Path = "report", results_root: str | Path = "results
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
-    env.filters["md"] = markdown_lite
+    env.filters["md"] = markdown.render
     papers = [_paper_context(s, results_root, preset) for s in slugs]
     papers.sort(key=lambda p: p["card"].number)
     for p in papers:
