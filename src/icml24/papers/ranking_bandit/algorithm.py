@@ -21,7 +21,7 @@ times a scale (the paper's exact constants were not retrievable; see the README'
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import numpy as np
 
