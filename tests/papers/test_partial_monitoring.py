@@ -14,7 +14,7 @@ from icml24.papers.partial_monitoring.components import (GAMES, apple_tasting, b
                                                          observability, stochastic_env, switching_env)
 from icml24.papers.partial_monitoring.global_bobw import (GlobalSpec, global_estimator, play_global,
                                                          stability_coefficient)
-from icml24.papers.partial_monitoring.exo import (ExOSolver, SaddleSolver, exo_objective,
+from icml24.papers.partial_monitoring.exo import (ExOSolver, ExpWeightsExOSolver, SaddleSolver, exo_objective,
                                                   solve_exo_reference, stability_weights,
                                                   unbiasedness_residual)
 
@@ -217,6 +217,54 @@ def test_full_information_reduces_to_a_linear_program():
     res = linprog(np.r_[np.zeros(3), 1.0], A_ub=np.c_[game.L.T, -np.ones(3)], b_ub=game.L.T @ q - kappa,
                   A_eq=np.r_[np.ones(3), 0.0][None], b_eq=[1.0], bounds=[(v / 2, 1) for v in q] + [(None, None)])
     assert SaddleSolver(game).solve(q, w).value == pytest.approx(res.fun, abs=1e-8)
+
+
+def test_exp_weights_objective_jacobians_match_finite_differences():
+    game = label_efficient()
+    solver = ExpWeightsExOSolver(game)
+    rng = np.random.default_rng(5)
+    q = rng.dirichlet(np.ones(game.k)); w = q / 7.0
+    p = rng.dirichlet(np.ones(game.k)); G = rng.normal(size=(game.n_pairs, game.k)) * 0.5
+    F, Jp, JG = solver.outcome_terms(q, w, p, G)
+    eps = 1e-6
+    for a in range(game.k):
+        dp = np.zeros(game.k); dp[a] = eps
+        num = (solver.outcome_terms(q, w, p + dp, G)[0] - solver.outcome_terms(q, w, p - dp, G)[0]) / (2 * eps)
+        assert np.allclose(num, Jp[:, a], rtol=1e-5, atol=1e-7)
+    for r in range(G.size):
+        dG = np.zeros(G.size); dG[r] = eps; dG = dG.reshape(G.shape)
+        num = (solver.outcome_terms(q, w, p, G + dG)[0] - solver.outcome_terms(q, w, p, G - dG)[0]) / (2 * eps)
+        assert np.allclose(num, JG[:, r], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, qb", [("apple_tasting", 0.3), ("apple_tasting", 1e-6), ("label_efficient", 1e-3),
+                                      ("bandit3", 0.05)])
+def test_exp_weights_solver_beats_random_feasible_perturbations(name, qb):
+    # convex program: the returned point must not be improved by any feasible (p, unbiased G) nearby
+    game = make_game(name)
+    q = np.full(game.k, qb); q[0] = 1 - qb * (game.k - 1)
+    w = q / 50.0
+    solver = ExpWeightsExOSolver(game)
+    sol = solver.solve(q, w)
+    assert unbiasedness_residual(game, sol.G) < 1e-9 and np.all(sol.p >= q / 2 - 1e-12)
+    y = solver.N.T @ (np.concatenate([sol.G.reshape(-1), (game.L - sol.G[solver.idx].sum(0).T).mean(0)]) - solver.z0)
+    rng = np.random.default_rng(0)
+    for scale in (1e-1, 1e-3):
+        for _ in range(200):
+            p = np.maximum(sol.p + scale * rng.normal(size=game.k) * sol.p, q / 2)
+            p /= p.sum()
+            G = solver.G_of(y + scale * rng.normal(size=y.size) * (1 + np.abs(y)))
+            assert solver.outcome_terms(q, w, p, G)[0].max() >= sol.value * (1 - 1e-6) - 1e-12
+
+
+def test_floor_constraint_keeps_estimates_in_the_quadratic_regime():
+    game = apple_tasting()
+    q, beta = np.array([1 - 1e-4, 1e-4]), 100.0
+    sol = ExOSolver(game).solve(q, q / beta, floor_beta=beta)
+    owner = np.repeat(np.arange(game.k), [len(game.symbols(a)) for a in range(game.k)])
+    assert np.all(sol.G / (beta * sol.p[owner][:, None]) >= -1 - 1e-8)
+    with pytest.raises(ValueError, match="negentropy only"):
+        LearnerSpec("hybrid", stability="exact")
 
 
 # ------------------------------------------------------------------ learner

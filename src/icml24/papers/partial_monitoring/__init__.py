@@ -13,7 +13,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "components": ["Game", "Observability", "observability", "bandit", "full_information", "apple_tasting",
                    "label_efficient", "dynamic_pricing", "make_game", "Environment", "stochastic_env",
                    "switching_env", "corrupted_env", "gaps"],
-    "exo": ["ExOSolution", "SaddleSolver", "ExOSolver", "solve_exo_reference", "exo_objective",
+    "exo": ["ExOSolution", "SaddleSolver", "ExOSolver", "ExpWeightsExOSolver", "solve_exo_reference", "exo_objective",
             "stability_weights", "unbiasedness_residual"],
     "algorithm": ["hybrid_ftrl", "negentropy_ftrl", "complement_entropy", "LearnerSpec", "RunTrace", "Rounds",
                   "play", "bound_scale"],

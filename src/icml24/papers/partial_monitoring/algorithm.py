@@ -22,7 +22,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from icml24.papers.partial_monitoring.components import Environment, Game
-from icml24.papers.partial_monitoring.exo import SaddleSolver
+from icml24.papers.partial_monitoring.exo import ExpWeightsExOSolver, SaddleSolver
 
 
 _FLOOR = 1e-9  # coordinates below this (q) or this times max(w) (w) no longer trigger ExO re-solves
@@ -121,6 +121,9 @@ class LearnerSpec:
         resolve_tol: re-solve ExO only when log q or log w moved by more than this since the last
             solve (0 re-solves every round); coordinates below 1e-9 (q) or 1e-9 max(w) (w) are
             clamped there first, so vanishing probabilities do not force solves.
+        stability: ``local`` (the quadratic local-norm stability term, :class:`.exo.SaddleSolver`) or
+            ``exact`` (negentropy only: LS2020's exponential-weights stability function,
+            :class:`.exo.ExpWeightsExOSolver`).
     """
 
     regularizer: Literal["hybrid", "negentropy"] = "hybrid"
@@ -129,6 +132,11 @@ class LearnerSpec:
     c: float = 1.0
     gamma: float = 1.0
     resolve_tol: float = 0.1
+    stability: Literal["local", "exact"] = "local"
+
+    def __post_init__(self):
+        if self.stability == "exact" and self.regularizer != "negentropy":
+            raise ValueError("stability='exact' is LS2020's exponential-weights objective: negentropy only")
 
 
 class RunTrace(NamedTuple):
@@ -185,7 +193,7 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
     rounds = Rounds(game, env, rng)
     T, xs = rounds.T, rounds.xs
     idx = game.symbol_index()
-    solver = SaddleSolver(game)
+    solver = ExpWeightsExOSolver(game) if spec.stability == "exact" else SaddleSolver(game)
     Y = [0.0] * k
     beta = spec.c
     H = 0.0                                           # running sum of h(q_s) (adaptive rule)

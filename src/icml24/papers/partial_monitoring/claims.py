@@ -23,8 +23,9 @@ CLAIMS = (
           paper_value="log T (bound)"),
     Claim("C1b", "A naive application of ExO (negative-entropy regularizer) in stochastic environments "
           "significantly degrades regret bounds (sqrt(T) instead of log T).", "Abstract",
-          "order", metric="slope_neg_loc", against="slope_hyb_loc",
-          statistic="per-seed log-log slope of negentropy ExO minus that of hybrid ExO on [T/10, T]",
+          "order", metric="slope_negx_loc", against="slope_hyb_loc",
+          statistic="per-seed log-log slope of negentropy ExO (LS2020's exact exponential-weights objective, "
+                    "beta_t = sqrt(t)) minus that of hybrid ExO on [T/10, T]",
           bands=_ORDER, paper_value="0.5 vs ~0 (bounds)"),
     Claim("C2", "Locally observable games, adversarial regime: O(k^{3/2} m sqrt(T log T)) regret.",
           "Adversarial bound for locally observable games (as summarised with the paper)", "within",

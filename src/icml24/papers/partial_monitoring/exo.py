@@ -138,29 +138,36 @@ class ExOSolver:
         """Estimator table (n_pairs, k) for reduced coordinates y."""
         return (self.z0[: self.nG] + self.NG @ y).reshape(self.game.n_pairs, self.game.k)
 
-    def solve(self, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None) -> ExOSolution:
-        """Minimise Lambda_q over p in {p >= lb, sum p = 1} (default lb = q / 2) and unbiased G."""
-        game, k, d = self.game, self.game.k, self.game.d
+    def solve(self, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None,
+              floor_beta: float | None = None) -> ExOSolution:
+        """Minimise Lambda_q over p in {p >= lb, sum p = 1} (default lb = q / 2) and unbiased G.
+
+        With ``floor_beta`` = beta, also require G(a, sigma)_b / (beta p_a) >= -1 for every row: the
+        estimates stay where exponential weights' stability is within a constant of its quadratic model.
+        """
+        k, d = self.game.k, self.game.d
         lb = q / 2 if lb is None else lb
         n_y = self.N.shape[1]
-        L = game.L
+        floor = []
+        if floor_beta is not None:                           # G_of(y) + beta p_{a_r} >= 0, linear in (p, y)
+            owner = np.repeat(np.arange(k), [len(self.game.symbols(a)) for a in range(k)])
+            A = np.zeros((self.nG, k + n_y + 1))
+            A[:, :k] = floor_beta * (np.repeat(owner, k)[:, None] == np.arange(k)[None, :])
+            A[:, k:k + n_y] = self.NG
+            z0G = self.z0[: self.nG]
+            floor = [{"type": "ineq", "fun": lambda v: z0G + A @ v, "jac": lambda v: A}]
 
         def unpack(v):
             return v[:k], v[k:k + n_y], v[-1]
 
         def cons(v):
             p, y, t = unpack(v)
-            F, _ = _terms(game, self.idx, q, w, p, self.G_of(y))
-            return t - F                                     # (d,) >= 0
+            return t - self.outcome_terms(q, w, p, self.G_of(y))[0]      # (d,) >= 0
 
         def cons_jac(v):
             p, y, t = unpack(v)
-            G = self.G_of(y)
-            F, Q = _terms(game, self.idx, q, w, p, G)
-            Jp = L.T - 0.5 * (Q / p[:, None] ** 2).T         # (d, k): dF_x / dp_a
-            JG = np.einsum("axr,rb,a->xrb", self.onehot, G * w, 1.0 / p).reshape(d, -1)  # (d, n*k)
-            Jy = JG @ self.NG                                # (d, n_y)
-            return np.hstack([-Jp, -Jy, np.ones((d, 1))])
+            _, Jp, JG = self.outcome_terms(q, w, p, self.G_of(y))
+            return np.hstack([-Jp, -(JG @ self.NG), np.ones((d, 1))])
 
         if self._warm is not None and self._warm.size == k + n_y + 1:
             p0 = np.maximum(self._warm[:k], lb)
@@ -169,21 +176,86 @@ class ExOSolver:
             p0, y0 = np.maximum(q, lb), np.zeros(n_y)
         p0 = p0 / p0.sum()
         p0 = np.maximum(p0, lb)  # renormalisation can undercut lb by rounding only
-        F0, _ = _terms(game, self.idx, q, w, p0, self.G_of(y0))
+        F0 = self.outcome_terms(q, w, p0, self.G_of(y0))[0]
         v0 = np.concatenate([p0, y0, [F0.max()]])
         res = minimize(lambda v: v[-1], v0, jac=lambda v: np.eye(1, v.size, v.size - 1)[0], method="SLSQP",
                        bounds=[(lb[a], 1.0) for a in range(k)] + [(None, None)] * (n_y + 1),
                        constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac},
                                     {"type": "eq", "fun": lambda v: v[:k].sum() - 1.0,
-                                     "jac": lambda v: np.concatenate([np.ones(k), np.zeros(n_y + 1)])}],
+                                     "jac": lambda v: np.concatenate([np.ones(k), np.zeros(n_y + 1)])}, *floor],
                        options={"ftol": self.tol, "maxiter": self.maxiter})
         p, y, _ = unpack(res.x)
         p = np.maximum(p, lb)
         p = p / p.sum()
         G = self.G_of(y)
         self._warm = np.concatenate([p, y, [0.0]])
-        F, _ = _terms(game, self.idx, q, w, p, G)
-        return ExOSolution(p, G, float(F.max()))
+        return ExOSolution(p, G, float(self.outcome_terms(q, w, p, G)[0].max()))
+
+    def outcome_terms(self, q, w, p, G) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """F_x (d,) of the quadratic objective and its Jacobians dF/dp (d, k) and dF/dvec(G) (d, n*k)."""
+        F, Q = _terms(self.game, self.idx, q, w, p, G)
+        Jp = self.game.L.T - 0.5 * (Q / p[:, None] ** 2).T                                  # (d, k)
+        JG = np.einsum("axr,rb,a->xrb", self.onehot, G * w, 1.0 / p).reshape(self.game.d, -1)  # (d, n*k)
+        return F, Jp, JG
+
+
+class ExpWeightsExOSolver(ExOSolver):
+    """ExO of Lattimore & Szepesvari (2020) for exponential weights, with its *exact* stability function.
+
+    With psi = beta sum_a q_a log q_a (learning rate eta = 1 / beta) the stability of one estimate is
+    (LS2020, the ExO program for exponential weights)
+
+        F_x(p, G) = (p - q)^T L e_x + beta sum_a p_a sum_b q_b xi(G(a, Phi_ax)_b / (beta p_a)),
+        xi(z) = exp(-z) + z - 1,
+
+    whose second-order expansion (xi(z) ~ z^2 / 2) is the quadratic objective of :class:`ExOSolver`
+    with w = q / beta. Unlike the quadratic form, xi grows exponentially for large negative estimates,
+    so the optimum keeps paying for information even when q has concentrated. ``w`` is passed as for
+    the other solvers (w = q / beta); beta is recovered as q_b / w_b. Arguments of xi are clipped at
+    -50 (exp(50) ~ 5e21 already dominates any objective).
+
+    >>> from icml24.papers.partial_monitoring.components import apple_tasting
+    >>> g = apple_tasting(); q = np.array([0.7, 0.3]); w = q / 1e4       # large beta: estimates z are small
+    >>> exact = ExpWeightsExOSolver(g).solve(q, w); quad = ExOSolver(g).solve(q, w)
+    >>> bool(abs(exact.value - quad.value) < 1e-3 * abs(quad.value))     # xi(z) = z^2 / 2 + O(z^3)
+    True
+    """
+
+    def __init__(self, game: Game, tol: float = 1e-12, maxiter: int = 200):
+        super().__init__(game, tol, maxiter)
+        self.quadratic = SaddleSolver(game)
+        self._exact = True
+
+    def solve(self, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None,
+              floor_beta: float | None = None) -> ExOSolution:
+        """Three stages, each warm-starting the next: the quadratic optimum (:class:`SaddleSolver`); the
+        quadratic program with the floor G / (beta p_a) >= -1 (a well-scaled point where the exact
+        objective is within a constant of its model); SLSQP on the exact objective. The best of the
+        last two under the exact objective is returned, so a failed SLSQP run (the exact objective spans
+        many orders of magnitude near the simplex boundary) never makes things worse."""
+        beta = float(np.median(q / w))
+        start = self.quadratic.solve(q, w, lb)
+        c = (self.game.L - start.G[self.idx].sum(axis=0).T).mean(axis=0)   # (d,) shifts c_x of the start
+        self._warm = np.concatenate([start.p, self.N.T @ (np.concatenate([start.G.reshape(-1), c]) - self.z0), [0.0]])
+        self._exact = False
+        floored = super().solve(q, w, lb, floor_beta=beta)
+        self._exact = True
+        exact = super().solve(q, w, lb)
+        floored = ExOSolution(floored.p, floored.G, float(self.outcome_terms(q, w, floored.p, floored.G)[0].max()))
+        return exact if exact.value <= floored.value else floored
+
+    def outcome_terms(self, q, w, p, G) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not self._exact:
+            return super().outcome_terms(q, w, p, G)
+        game, d = self.game, self.game.d
+        beta = float(np.median(q / w))
+        z = np.maximum(G[self.idx] / (beta * p[:, None, None]), -50.0)   # (k, d, k): z_{a x b}
+        e = np.exp(-z)
+        xi, dxi = e + z - 1.0, 1.0 - e                                   # xi(z), xi'(z)
+        F = (p - q) @ game.L + beta * np.einsum("a,axb,b->x", p, xi, q)
+        Jp = game.L.T + beta * np.einsum("axb,b->xa", xi - z * dxi, q)   # d/dp_a of beta p_a xi(G / (beta p_a))
+        JG = np.einsum("axr,axb,b->xrb", self.onehot, dxi, q).reshape(d, -1)
+        return F, Jp, JG
 
 
 def solve_exo_reference(game: Game, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None,

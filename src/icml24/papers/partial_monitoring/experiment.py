@@ -4,7 +4,7 @@ adversarial partial-monitoring games.
 Per seed, ``run`` plays (all with horizon T, regret read at geometric checkpoints):
 
 1. the locally observable game (apple tasting), i.i.d. outcomes: hybrid (adaptive rate) and
-   negentropy (fixed rate beta_t = c sqrt(t))                                          - claim C1;
+   negentropy (fixed rate beta_t = c sqrt(t)) with the quadratic stability model (reported only);
 2. the same game against the switching (staircase) adversary: hybrid                  - claim C2;
 3. the globally observable game (label-efficient prediction), i.i.d. outcomes: the globally observable
    BOBW algorithm (:mod:`.global_bobw`) and the classical T^{2/3} baseline (exponential weights,
@@ -12,7 +12,9 @@ Per seed, ``run`` plays (all with horizon T, regret read at geometric checkpoint
                                                                                         - claim C3;
    both learners again with a large gap (``u_glob_easy``; reported, no claim);
 4. a grid of locally observable games (apple tasting, 3-armed bandit, 3-action full information)
-   with i.i.d. outcomes: hybrid; regret divided by the bound's shape sum_a k^2 m^2 log T / Delta_a - C4.
+   with i.i.d. outcomes: hybrid; regret divided by the bound's shape sum_a k^2 m^2 log T / Delta_a - C4;
+5. the local game again with negentropy ExO solved with LS2020's exact exponential-weights objective
+   (:class:`.exo.ExpWeightsExOSolver`)                                                   - claim C1.
 
 Every random draw comes from generators spawned from ``seed`` (one per game run).
 """
@@ -117,9 +119,9 @@ def run(config: Config, seed: int) -> SeedResult:
     T = config.horizon
     streams = iter(np.random.SeedSequence(seed).spawn(16))
 
-    def spec(regularizer: str, schedule: str, root: int) -> LearnerSpec:
+    def spec(regularizer: str, schedule: str, root: int, stability: str = "local") -> LearnerSpec:
         return LearnerSpec(regularizer, schedule, root, c=config.c, gamma=config.gamma,
-                           resolve_tol=config.resolve_tol)
+                           resolve_tol=config.resolve_tol, stability=stability)
 
     n_exo = [0]                       # runs of the ExO learner (the global learners solve no ExO)
 
@@ -140,7 +142,8 @@ def run(config: Config, seed: int) -> SeedResult:
         if not tag.endswith("adv"):
             metrics[f"slope_{tag}"] = loglog_slope(late.astype(float), np.array([reg[int(t)] for t in late]))
 
-    # 1. local game, stochastic: hybrid vs negentropy (C1)
+    # 1. local game, stochastic: hybrid vs negentropy with the quadratic stability model (reported);
+    #    the negentropy learner with LS2020's exact objective (C1) runs last (step 5)
     g_loc = make_game(config.local_game)
     u_loc = stochastic_law(config, g_loc.d)
     for tag, learner in (("hyb_loc", spec("hybrid", "adaptive", 2)), ("neg_loc", spec("negentropy", "fixed", 2))):
@@ -196,6 +199,11 @@ def run(config: Config, seed: int) -> SeedResult:
                     spec("hybrid", "adaptive", 2))
         record("hyb_corrupt", reg)
         solves += n
+    # 5. local game, stochastic: negentropy ExO with LS2020's exact objective (C1b; last, so the
+    #    random streams of every run above are those of the previous versions of this experiment)
+    reg, n = go(config.local_game, stochastic_env(u_loc, T), spec("negentropy", "fixed", 2, "exact"))
+    record("negx_loc", reg)
+    solves += n
     metrics["exo_solves_per_round"] = solves / (T * n_exo[0])
     assert observability(g_loc).locally_observable and not observability(g_glob).locally_observable
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
@@ -206,12 +214,13 @@ def figures(result: RunResult) -> dict:
     import matplotlib.pyplot as plt
 
     t = result.curve("t")[0]
-    panels = (("local game, stochastic", ("hyb_loc", "neg_loc")),
+    panels = (("local game, stochastic", ("hyb_loc", "negx_loc", "neg_loc")),
               ("local game, switching adversary", ("hyb_adv",)),
               ("global game, stochastic", ("bobw_glob", "t23_glob")),
               ("global game, switching adversary", ("bobw_glob_adv",)),
               ("global game, stochastic, large gap", ("bobw_glob_easy", "t23_glob_easy")))
-    label = {"hyb_loc": "ExO hybrid", "neg_loc": "ExO negentropy", "hyb_adv": "ExO hybrid",
+    label = {"hyb_loc": "ExO hybrid", "negx_loc": "ExO negentropy (LS2020)", "neg_loc": "ExO negentropy, quadratic",
+             "hyb_adv": "ExO hybrid",
              "bobw_glob": "global BOBW", "t23_glob": "T^(2/3) baseline", "bobw_glob_adv": "global BOBW",
              "bobw_glob_easy": "global BOBW", "t23_glob_easy": "T^(2/3) baseline"}
     out = {}
