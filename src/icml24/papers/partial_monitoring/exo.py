@@ -209,10 +209,11 @@ class ExpWeightsExOSolver(ExOSolver):
         xi(z) = exp(-z) + z - 1,
 
     whose second-order expansion (xi(z) ~ z^2 / 2) is the quadratic objective of :class:`ExOSolver`
-    with w = q / beta. Unlike the quadratic form, xi grows exponentially for large negative estimates,
-    so the optimum keeps paying for information even when q has concentrated. ``w`` is passed as for
-    the other solvers (w = q / beta); beta is recovered as q_b / w_b. Arguments of xi are clipped at
-    -50 (exp(50) ~ 5e21 already dominates any objective).
+    with w = q / beta. Unlike the quadratic form, xi grows exponentially for large negative estimates
+    and only linearly for large positive ones, which changes which estimators are cheap (at a
+    concentrated q the optimum may carry the information in rare large positive estimates). ``w`` is
+    passed as for the other solvers (w = q / beta); beta is recovered as q_b / w_b. Arguments of xi are
+    clipped at -50 (exp(50) ~ 5e21 already dominates any objective; the Jacobian there is xi's at the clip).
 
     >>> from icml24.papers.partial_monitoring.components import apple_tasting
     >>> g = apple_tasting(); q = np.array([0.7, 0.3]); w = q / 1e4       # large beta: estimates z are small
@@ -232,7 +233,8 @@ class ExpWeightsExOSolver(ExOSolver):
         quadratic program with the floor G / (beta p_a) >= -1 (a well-scaled point where the exact
         objective is within a constant of its model); SLSQP on the exact objective. The best of the
         last two under the exact objective is returned, so a failed SLSQP run (the exact objective spans
-        many orders of magnitude near the simplex boundary) never makes things worse."""
+        many orders of magnitude near the simplex boundary) never makes things worse. ``floor_beta`` is
+        accepted for the common signature and ignored: the floor stage uses beta itself."""
         beta = float(np.median(q / w))
         start = self.quadratic.solve(q, w, lb)
         c = (self.game.L - start.G[self.idx].sum(axis=0).T).mean(axis=0)   # (d,) shifts c_x of the start
