@@ -68,6 +68,15 @@ def _list(lines: list[str]) -> str:
     return "".join(html)
 
 
+def _is_row(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
+def _starts_block(line: str) -> bool:
+    """A table row, heading or bullet item ends the paragraph before it."""
+    return _is_row(line) or bool(_HEAD.match(line) or _ITEM.match(line))
+
+
 def _blocks(text: str) -> str:
     """Block structure of escaped, code-free text."""
     lines, out, i = text.split("\n"), [], 0
@@ -75,9 +84,9 @@ def _blocks(text: str) -> str:
         line = lines[i]
         if not line.strip():
             i += 1
-        elif line.lstrip().startswith("|"):
+        elif _is_row(line):
             j = i
-            while j < len(lines) and lines[j].lstrip().startswith("|"):
+            while j < len(lines) and _is_row(lines[j]):
                 j += 1
             out.append(_table(lines[i:j]))
             i = j
@@ -94,8 +103,7 @@ def _blocks(text: str) -> str:
             i = j
         else:
             j = i
-            while j < len(lines) and lines[j].strip() and not (_ITEM.match(lines[j]) or _HEAD.match(lines[j])
-                                                              or lines[j].lstrip().startswith("|")):
+            while j < len(lines) and lines[j].strip() and not _starts_block(lines[j]):
                 j += 1
             out.append("<p>" + inline(" ".join(s.strip() for s in lines[i:j])) + "</p>")
             i = j
