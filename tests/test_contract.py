@@ -42,7 +42,7 @@ def test_contract_names(paper):
     assert paper.card.slug == paper.slug or paper.slug not in list_papers()
     for name in ("Config", "SMOKE", "QUICK", "FULL", "run"):
         assert hasattr(paper.experiment, name), f"experiment.{name} missing"
-    assert callable(paper.claims_module.check)
+    assert not hasattr(paper.claims_module, "check") or callable(paper.claims_module.check)
     assert paper.claims and all(isinstance(c, Claim) and c.kind in KINDS for c in paper.claims)
     assert len({c.id for c in paper.claims}) == len(paper.claims), "claim ids must be unique"
 

@@ -75,11 +75,13 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
     """Validate everything the user asked for; returns a RunRequest. Writes nothing."""
     import dataclasses
 
-    from icml24.core.config import apply_overrides, parse_seeds
+    from icml24.core.config import apply_overrides, check_paths, parse_seeds
+    from icml24.core.context import check_device
     from icml24.core.registry import get_paper
     from icml24.core.store import RunRequest
 
     paper = get_paper(slug)
+    paper.require()  # the paper's extra and data wheels, before its experiment module is imported
     config = paper.preset(preset)
     overrides = list(sets)
     if device is not None:
@@ -89,6 +91,9 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
         else:
             overrides.append(f"device={device}")
     config = apply_overrides(config, overrides)
+    check_paths(config)
+    if "device" in {f.name for f in dataclasses.fields(config)}:
+        check_device(config.device)
     validate = getattr(paper.experiment, "validate", None)  # optional contract hook: raises UserError
     if validate is not None:
         validate(config)

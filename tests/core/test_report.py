@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -49,7 +50,7 @@ def test_readme_markdown_is_structured_and_safe():
     from icml24.core.report.markdown import render
 
     hostile = "- item <script>x</script>\n  more `<b>`\n  - **deep** *em*\n\n| a | <i> |\n|---|---|\n| 1 | 2 |"
-    html = str(render(hostile))
+    html = " ".join(str(render(hostile)).split())       # markdown-it puts newlines between tags
     assert "<script>" not in html and "<i>" not in html and "<b>" not in html
     assert html.count("<ul>") == 2 and "<li>item &lt;script&gt;x&lt;/script&gt; more <code>&lt;b&gt;</code>" in html
     assert "<strong>deep</strong> <em>em</em>" in html and "<th>&lt;i&gt;</th>" in html and "<td>2</td>" in html
@@ -63,8 +64,36 @@ def test_every_paper_readme_section_renders_balanced_html():
     for slug in list_papers():
         for title in ("What we reproduce", "Deviations", "How to run"):
             html = str(render(readme_section(get_paper(slug).readme, title)))
-            for tag in ("ul", "li", "table", "tr", "p", "pre", "code", "strong", "em"):
-                assert html.count(f"<{tag}>") == html.count(f"</{tag}>"), (slug, title, tag)
+            for tag in ("ul", "ol", "li", "table", "tr", "p", "pre", "code", "strong", "em"):
+                opened = len(re.findall(rf"<{tag}(?:\s[^>]*)?>", html))   # e.g. <code class="language-py">
+                assert opened == html.count(f"</{tag}>"), (slug, title, tag)
+
+
+def test_readme_markdown_renders_tables_and_fenced_code():
+    from icml24.core.report.markdown import render
+
+    html = str(render("| a | b |\n|---|--:|\n| 1 | **2** |\n\n```\nx = 1 < 2 and `y`\n```"))
+    assert "<table>" in html and "<th>a</th>" in html and "<td>1</td>" in html and "<strong>2</strong>" in html
+    assert "<pre><code>x = 1 &lt; 2 and `y`\n</code></pre>" in html
+
+
+def test_readme_markdown_escapes_raw_html():
+    from icml24.core.report.markdown import render
+
+    html = str(render("Before <script>alert(1)</script> after <img src=x onerror=alert(1)>."))
+    assert "<p>Before &lt;script&gt;alert(1)&lt;/script&gt; after &lt;img src=x onerror=alert(1)&gt;.</p>" in html
+    assert "<script" not in html and "<img" not in html
+
+
+def test_readme_markdown_links_refuse_script_schemes():
+    from icml24.core.report.markdown import render
+
+    for bad in ("[a](javascript:alert(1))", "[a](JavaScript:alert(1))", "[a](&#106;avascript:alert(1))",
+                "<javascript:alert(1)>", "[a]\n\n[a]: javascript:alert(1)", "[a](vbscript:x)",
+                "[a](file:///etc/passwd)", "[a](data:text/html,x)", "![a](javascript:alert(1))"):
+        html = str(render(bad))
+        assert "<a " not in html and "<img" not in html, (bad, html)
+    assert '<a href="https://example.org/x">a</a>' in str(render("[a](https://example.org/x)"))
 
 
 @pytest.mark.browser

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from icml24.core.claims import Verdict
+from icml24.core.registry import get_paper
 from icml24.core.results import RunResult
 from icml24.papers.ranking_bandit import algorithm as alg
 from icml24.papers.ranking_bandit import claims as cl
@@ -235,10 +236,10 @@ def test_movielens_claim_runs_with_data_and_is_not_checkable_without(tmp_path):
     seeds = [ex.run(cfg, s) for s in (0, 1)]
     assert all(m in seeds[0].metrics for m in cl.OPTIONAL_METRICS)
     res = RunResult("ranking_bandit", "quick", {}, "x", seeds)
-    c4 = {r.claim_id: r for r in cl.check(res, "quick")}["C4"]
+    c4 = {r.claim_id: r for r in get_paper("ranking_bandit").check(res, "quick")}["C4"]
     assert c4.verdict in (Verdict.PASS, Verdict.FAIL) and np.isfinite(c4.value)
     no_data = RunResult("ranking_bandit", "quick", {}, "x", [ex.run(ex.SMOKE, s) for s in (0, 1)])
-    c4 = {r.claim_id: r for r in cl.check(no_data, "quick")}["C4"]
+    c4 = {r.claim_id: r for r in get_paper("ranking_bandit").check(no_data, "quick")}["C4"]
     assert c4.verdict is Verdict.NOT_CHECKABLE
 
 
@@ -264,7 +265,7 @@ def test_quick_run_reproduces_the_committed_claims():
     assert committed["config_hash"] == config_hash(ex.QUICK)
     seeds = [ex.run(ex.QUICK, s) for s in ex.SEEDS["quick"]]
     res = RunResult("ranking_bandit", "quick", to_dict(ex.QUICK), config_hash(ex.QUICK), seeds)
-    got = {r.claim_id: r for r in cl.check(res, "quick")}
+    got = {r.claim_id: r for r in get_paper("ranking_bandit").check(res, "quick")}
     for want in committed["claims"]:
         assert got[want["claim_id"]].verdict.value == want["verdict"]
         if want["value"] is not None:

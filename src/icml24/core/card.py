@@ -18,6 +18,9 @@ class PaperCard:
         official_code: URL of the authors' code, if any.
         tags: a few topic words.
         summary: one or two sentences on the claim, for the report's index.
+        extra: the pyproject extra that provides the paper's imports beyond the base install (``"llm"``).
+        imports: top-level modules the paper imports from that extra (checked before a run).
+        data_wheels: data-only wheels whose files the paper reads (``icml24.core.deps.DATA_WHEELS``).
     """
 
     slug: str
@@ -28,6 +31,9 @@ class PaperCard:
     official_code: str | None = None
     tags: tuple[str, ...] = field(default_factory=tuple)
     summary: str = ""
+    extra: str | None = None
+    imports: tuple[str, ...] = field(default_factory=tuple)
+    data_wheels: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def url(self) -> str | None:

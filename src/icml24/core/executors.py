@@ -3,7 +3,11 @@
 All three call the same top-level :func:`run_unit` and yield :class:`Outcome` objects as units
 finish, so they give identical per-seed metrics for the same seeds. A unit that raises is retried
 once (``retries=1``); if it fails again its traceback is reported and the other units carry on.
-Ray is imported only when ``executor="ray"`` is asked for (``pip install icml24[ray]``).
+A *user* fault (:data:`USER_FAULTS`: a :class:`UserError`, a missing file, a missing package) is never
+retried: the outcome carries ``user_error`` (one line) and the caller stops (see ``core.store``).
+Retries are for faults of a worker. Ray is imported only when ``executor="ray"`` is asked for
+(``pip install icml24[ray]``); it places each unit with the CPUs and GPUs the unit asks for
+(:attr:`Unit.num_cpus`, :attr:`Unit.num_gpus`: a GPU per unit when the config's device is ``cuda``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from icml24.core.errors import UserError
 
@@ -27,16 +31,39 @@ def check_executor(name: str) -> str:
     return name
 
 
+USER_FAULTS: tuple[type[BaseException], ...] = (UserError, FileNotFoundError, ModuleNotFoundError)
+"""Exceptions that mean the user asked for something impossible: never retried, the run stops."""
+
+
 @dataclass(frozen=True)
 class Unit:
-    """One seed of one configured paper run: the smallest piece of work an executor schedules."""
+    """One seed of one configured paper run: the smallest piece of work an executor schedules.
+
+    Attributes:
+        slug, module, preset: which paper (and its import path) at which preset name.
+        config: sorted (key, value) pairs of the config's JSON form (hashable and picklable).
+        config_hash: the run store's key of the config.
+        seed: the seed.
+        device: torch device of the unit (the config's ``device`` field, else ``"cpu"``).
+        workdir: the unit's checkpoint folder ("" keeps nothing on disk).
+        cache_dir: the artefact cache root shared by all units ("" caches nothing).
+        code_hash: fingerprint of the paper's code (part of artefact keys).
+        num_cpus: CPUs Ray reserves for the unit (the config's ``threads``, at least 1).
+        num_gpus: GPUs Ray reserves for the unit (1 when ``device`` is cuda).
+    """
 
     slug: str
     module: str
     preset: str
-    config: tuple  # sorted (key, value) pairs of the config's JSON form: hashable and picklable
+    config: tuple
     config_hash: str
     seed: int
+    device: str = "cpu"
+    workdir: str = ""
+    cache_dir: str = ""
+    code_hash: str = ""
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
 
 
 @dataclass
@@ -47,10 +74,21 @@ class Outcome:
     result: dict[str, Any] | None
     error: str | None
     attempts: int
+    user_error: str | None = None  # one line, when the failure is a user fault (never retried)
+
+
+def unit_context(unit: Unit):
+    """The :class:`~icml24.core.context.RunContext` a unit runs with."""
+    from pathlib import Path
+
+    from icml24.core.context import RunContext
+
+    return RunContext(device=unit.device, workdir=Path(unit.workdir) if unit.workdir else None,
+                      cache_dir=Path(unit.cache_dir) if unit.cache_dir else None, code_hash=unit.code_hash)
 
 
 def run_unit(unit: Unit) -> dict[str, Any]:
-    """Import the paper, rebuild its config, run one seed; returns ``SeedResult.to_dict()``."""
+    """Import the paper, rebuild its config, run one seed in its context; returns ``SeedResult.to_dict()``."""
     import importlib
 
     from icml24.core.config import from_dict
@@ -58,27 +96,44 @@ def run_unit(unit: Unit) -> dict[str, Any]:
     experiment = importlib.import_module(f"{unit.module}.experiment")
     config = from_dict(experiment.Config, dict(unit.config))
     start = time.perf_counter()
-    result = experiment.run(config, unit.seed)
+    result = experiment.run(config, unit.seed, unit_context(unit))
     result.wall_time = time.perf_counter() - start
     if result.seed != unit.seed:
         raise RuntimeError(f"{unit.slug}.run returned seed {result.seed} for seed {unit.seed}")
     return result.to_dict()
 
 
-def _call(fn: Callable[[Any], Any], unit: Any) -> tuple[Any, str | None]:
+class _Attempt(NamedTuple):
+    """What one call of a unit gave: its result, or the traceback and (for user faults) one line."""
+
+    result: Any
+    error: str | None = None
+    user_error: str | None = None
+
+
+def _call(fn: Callable[[Any], Any], unit: Any) -> _Attempt:
+    # Every exception is caught on purpose: a failing unit is reported, never fatal to the others.
     try:
-        return fn(unit), None
-    except Exception:  # noqa: BLE001 - any failure in a unit is reported, never fatal to the others
-        return None, traceback.format_exc()
+        return _Attempt(fn(unit))
+    except USER_FAULTS as exc:
+        line = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        return _Attempt(None, traceback.format_exc(), line.strip().splitlines()[0] if line.strip() else line)
+    except Exception:
+        return _Attempt(None, traceback.format_exc())
+
+
+def _retry(att: _Attempt, attempt: int, retries: int) -> bool:
+    return att.error is not None and att.user_error is None and attempt <= retries
 
 
 def _serial(fn, units, retries) -> Iterator[Outcome]:
     for unit in units:
-        for attempt in range(1, retries + 2):
-            result, err = _call(fn, unit)
-            if err is None:
-                break
-        yield Outcome(unit, result, err, attempt)
+        attempt = 1
+        att = _call(fn, unit)
+        while _retry(att, attempt, retries):
+            attempt += 1
+            att = _call(fn, unit)
+        yield Outcome(unit, att.result, att.error, attempt, att.user_error)
 
 
 def _process(fn, units, retries, workers) -> Iterator[Outcome]:
@@ -86,17 +141,20 @@ def _process(fn, units, retries, workers) -> Iterator[Outcome]:
 
     # spawn, not fork: forking a parent that already started torch/OpenMP threads can deadlock.
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
         pending = {pool.submit(_call, fn, u): (u, 1) for u in units}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 unit, attempt = pending.pop(fut)
-                result, err = fut.result()
-                if err is not None and attempt <= retries:
+                att = fut.result()
+                if _retry(att, attempt, retries):
                     pending[pool.submit(_call, fn, unit)] = (unit, attempt + 1)
                     continue
-                yield Outcome(unit, result, err, attempt)
+                yield Outcome(unit, att.result, att.error, attempt, att.user_error)
+    finally:  # a consumer that stops early (a user fault) cancels the units not yet started
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
@@ -113,19 +171,36 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
         ray.init(**kwargs)
     # Ray's own retries are off: the retry rule is ours, the same for every executor.
     remote = ray.remote(max_retries=0)(_call)
-    pending = {remote.remote(fn, u): (u, 1) for u in units}
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            unit, attempt = pending.pop(ref)
-            try:
-                result, err = ray.get(ref)
-            except Exception:  # noqa: BLE001 - a worker that died counts as a failed attempt
-                result, err = None, traceback.format_exc()
-            if err is not None and attempt <= retries:
-                pending[remote.remote(fn, unit)] = (unit, attempt + 1)
-                continue
-            yield Outcome(unit, result, err, attempt)
+
+    def submit(unit):
+        return remote.options(**ray_resources(unit)).remote(fn, unit)
+
+    pending = {submit(u): (u, 1) for u in units}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                unit, attempt = pending.pop(ref)
+                try:
+                    att = ray.get(ref)
+                except ray.exceptions.RayError:  # a worker that died counts as a failed attempt
+                    att = _Attempt(None, traceback.format_exc())
+                if _retry(att, attempt, retries):
+                    pending[submit(unit)] = (unit, attempt + 1)
+                    continue
+                yield Outcome(unit, att.result, att.error, attempt, att.user_error)
+    finally:
+        for ref in pending:
+            ray.cancel(ref)
+
+
+def ray_resources(unit: Any) -> dict[str, float]:
+    """What Ray reserves for one unit: ``num_cpus`` and ``num_gpus`` of a :class:`Unit` (1 CPU otherwise).
+
+    >>> ray_resources(Unit("s", "m", "full", (), "h", 0, device="cuda", num_cpus=4, num_gpus=1))
+    {'num_cpus': 4, 'num_gpus': 1}
+    """
+    return {"num_cpus": getattr(unit, "num_cpus", 1), "num_gpus": getattr(unit, "num_gpus", 0)}
 
 
 def execute(

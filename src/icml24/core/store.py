@@ -4,6 +4,8 @@ Layout of one run directory::
 
     config.json           the exact config (written first)
     seeds/seed-<k>.json   one file per finished seed: metrics, curves, wall time (the resume unit)
+    work/seed-<k>/        stage checkpoints of an unfinished seed (``RunContext.stage``); removed when
+                          the seed file is written
     metrics.jsonl         all seeds, one JSON object per line (written when every seed is done)
     claims.json           claim results at this preset
     figures/*.png         figures from the paper's ``figures(result)``
@@ -13,12 +15,17 @@ Layout of one run directory::
 A unit (paper, preset, config hash, seed) is done exactly when its seed file exists and carries the
 current code fingerprint (:attr:`Paper.code_hash`): after the paper's code changes, its seeds run
 again. Every file is written atomically, so a killed run resumes by skipping done units and never
-reads half a file.
+reads half a file; a killed seed resumes from its last stage checkpoint.
+
+Expensive deterministic artefacts shared by seeds live in ``<root>/_cache/<slug>/`` (see
+``RunContext.artefact``). A user fault in any unit (``executors.USER_FAULTS``) stops the whole call:
+what the call wrote is removed and the fault is raised as one :class:`UserError` line.
 """
 
 from __future__ import annotations
 
 import io
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +51,27 @@ class RunRequest:
     def hash(self) -> str:
         return config_hash(self.config)
 
-    def units(self, seeds: Iterable[int]) -> list[Unit]:
-        """Executor units for ``seeds`` (the config frozen as sorted, hashable key/value pairs)."""
+    @property
+    def device(self) -> str:
+        """The config's ``device`` field, or ``"cpu"`` for papers without one."""
+        return str(getattr(self.config, "device", "cpu"))
+
+    def units(self, seeds: Iterable[int], root: str | Path | None = None) -> list[Unit]:
+        """Executor units for ``seeds`` (the config frozen as sorted, hashable key/value pairs).
+
+        With a store ``root`` each unit gets its checkpoint folder and the artefact cache; CPUs per
+        unit come from the config's ``threads`` (at least 1), a GPU per unit when its device is cuda.
+        """
         frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(to_dict(self.config).items()))
-        return [Unit(self.paper.slug, self.paper.module, self.preset, frozen, self.hash, s) for s in seeds]
+        code = self.paper.code_hash
+        threads = int(getattr(self.config, "threads", 1) or 1)
+        gpus = 1.0 if self.device.startswith("cuda") else 0.0
+        rdir = run_dir(Path(root), self) if root is not None else None
+        cache = str(cache_dir(Path(root), self.paper.slug)) if root is not None else ""
+        return [Unit(self.paper.slug, self.paper.module, self.preset, frozen, self.hash, s, device=self.device,
+                     workdir=str(work_dir(rdir, s)) if rdir is not None else "", cache_dir=cache, code_hash=code,
+                     num_cpus=float(max(threads, 1)), num_gpus=gpus)
+                for s in seeds]
 
 
 @dataclass
@@ -67,6 +91,16 @@ def run_dir(root: Path, req: RunRequest) -> Path:
 
 def seed_file(rdir: Path, seed: int) -> Path:
     return rdir / "seeds" / f"seed-{seed}.json"
+
+
+def work_dir(rdir: Path, seed: int) -> Path:
+    """Stage checkpoints of one unfinished seed."""
+    return rdir / "work" / f"seed-{seed}"
+
+
+def cache_dir(root: Path, slug: str) -> Path:
+    """The artefact cache of one paper in a store."""
+    return root / "_cache" / slug
 
 
 def load_run(rdir: str | Path) -> R.RunResult:
@@ -124,6 +158,22 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     return result
 
 
+def _first_missing(path: Path, root: Path) -> Path:
+    """The outermost folder between ``root`` (inclusive) and ``path`` that does not exist yet."""
+    top = path
+    while top != root and not top.parent.exists():
+        top = top.parent
+    return top
+
+
+def _undo(created: list[Path], written: list[Path]) -> None:
+    """Remove what a stopped call wrote: the folders it created and the seed files it added elsewhere."""
+    for path in written:
+        path.unlink(missing_ok=True)
+    for folder in reversed(created):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def execute_runs(
     requests: Iterable[RunRequest],
     root: str | Path = "runs",
@@ -144,6 +194,8 @@ def execute_runs(
     units: list[Unit] = []
     skipped: dict[int, int] = {}
     dirs: dict[int, Path] = {}
+    created: list[Path] = []  # removed again if a user fault stops the call
+    written: list[Path] = []
     code = {i: req.paper.code_hash for i, req in enumerate(requests)}
     for i, req in enumerate(requests):
         rdir = run_dir(root, req)
@@ -153,20 +205,25 @@ def execute_runs(
             if saved != to_dict(req.config):
                 raise UserError(f"{rdir} holds a different config; remove it or use another --out")
         else:
+            created.append(_first_missing(rdir, root))
             R.write_json(rdir / "config.json", to_dict(req.config))
         for stale in rdir.rglob(R.TMP_PREFIX + "*"):  # temp files of a killed run: never read, remove
             stale.unlink()
         todo = [s for s in req.seeds if not _done(seed_file(rdir, s), code[i])]
         skipped[i] = len(req.seeds) - len(todo)
-        units += req.units(todo)
+        units += req.units(todo, root)
     emit("start", {i: (len(r.seeds), skipped[i]) for i, r in enumerate(requests)})
     index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
     start = time.perf_counter()
     for out in execute(units, executor=executor, workers=workers, address=address):
         i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
+        if out.user_error is not None:
+            _undo(created, written)
+            raise UserError(f"{out.unit.slug} seed {out.unit.seed}: {out.user_error}")
         if out.error is None:
-            R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]})
+            written.append(R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]}))
+            shutil.rmtree(work_dir(dirs[i], out.unit.seed), ignore_errors=True)
         else:
             failed[i][out.unit.seed] = out.error
         emit("done", (i, out))

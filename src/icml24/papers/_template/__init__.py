@@ -10,5 +10,5 @@ from icml24.core.lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "components": ["EstimatorErrors", "estimator_errors", "t_interval_coverage", "running_mean"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
-    "claims": ["CLAIMS", "check"],
+    "claims": ["CLAIMS"],
 })

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 CLAIMS = (
     Claim("C1", "The sample mean's RMSE falls as n^-1/2.", "textbook", "slope", metric="rmse_mean",
@@ -28,7 +27,3 @@ CLAIMS = (
           bands={"quick": Band(0.97, 1.03, tol=0.05), "full": Band(0.995, 1.005, tol=0.01)}),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml24.core.config import knob
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers._template.components import estimator_errors, running_mean, t_interval_coverage
 
@@ -35,8 +36,16 @@ FULL = Config(n_values=(16, 64, 256, 1024, 4096, 16384), reps=4000, stream_lengt
 SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(20))}
 
 
-def run(config: Config, seed: int) -> SeedResult:
-    """One seed: errors of mean and median per n, CI coverage, and a running-mean trace."""
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: errors of mean and median per n, CI coverage, and a running-mean trace.
+
+    ``ctx`` is the frame's :class:`~icml24.core.context.RunContext`. A heavy paper uses it for the torch
+    thread scope (``with ctx.threads(config.threads):``), for checkpoints of long pieces of a seed
+    (``ctx.stage("train_model", lambda: ..., rngs=(rng,))``: a killed seed resumes from the last finished
+    stage) and for expensive deterministic artefacts shared by seeds (``ctx.artefact(name, inputs, build)``).
+    This seed is cheap, so it only checkpoints its stream stage, as an example of the pattern.
+    """
+    ctx = ctx or RunContext.local()
     rng = np.random.default_rng(seed)
     mse_mean, mse_median = [], []
     for n in config.n_values:
@@ -44,9 +53,13 @@ def run(config: Config, seed: int) -> SeedResult:
         mse_mean.append(errs.mse_mean)
         mse_median.append(errs.mse_median)
     coverage = t_interval_coverage(rng.normal(config.mu, 1.0, size=(config.reps, config.coverage_n)), config.mu)
-    stream = rng.normal(config.mu, 1.0, size=config.stream_length)
     checkpoints = np.unique(np.geomspace(10, config.stream_length, 20).astype(int))
-    trace = running_mean(stream, checkpoints)
+
+    def stream_stage() -> tuple[float, np.ndarray]:
+        stream = rng.normal(config.mu, 1.0, size=config.stream_length)
+        return float(stream.mean()), running_mean(stream, checkpoints)
+
+    estimate, trace = ctx.stage("stream", stream_stage, rngs=(rng,))
     return SeedResult(
         seed=seed,
         metrics={
@@ -54,7 +67,7 @@ def run(config: Config, seed: int) -> SeedResult:
             "mse_median": mse_median[-1],
             "efficiency_ratio": mse_median[-1] / mse_mean[-1],
             "t_coverage": coverage,
-            "estimate": float(stream.mean()),
+            "estimate": estimate,
             "truth": config.mu,
         },
         curves={

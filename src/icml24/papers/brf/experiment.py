@@ -26,12 +26,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml24.core.config import knob
+from icml24.core.config import knob, path_knob
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.brf.data import (SequenceData, digit_sequences, frequency_sequences, load_ecg,
                                    load_reference_curves, spoken_digit_sequences)
 from icml24.papers.brf.model import PAPER_NETWORKS, RSNN, paper_network, param_count
-from icml24.papers.brf.training import epochs_to_fraction, train
+from icml24.papers.brf.training import TrainHistory, epochs_to_fraction, train
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,12 @@ class Config:
     sd_frames: int = knob(32, "spoken digits: MFCC frames kept per utterance (truncated / zero-padded; median 17)")
     sd_repeat: int = knob(2, "spoken digits: steps each MFCC frame is held (sequence = sd_frames * sd_repeat)")
     sd_gain: float = knob(10.0, "spoken digits: standardized MFCCs are multiplied by this (input current)")
-    ecg_path: str = knob("", "directory with QTDB_train.mat / QTDB_test.mat; empty = skip ECG (claims not checkable)")
+    ecg_path: str = path_knob("", "directory with QTDB_train.mat / QTDB_test.mat; empty = skip ECG (claims not checkable)",
+                              "dir")
     ecg_epochs: int = knob(3, "ECG training epochs (the lr schedule is the paper's 400-epoch one, truncated)")
     ecg_schedule_epochs: int = knob(400, "epochs of the ECG linear lr decay (paper: 400)")
     ecg_batch_size: int = knob(16, "ECG minibatch size (paper: 16)")
-    ecg_reference_csv: str = knob("", "the authors' released ECG curves (CSV) for the figure; empty = none")
+    ecg_reference_csv: str = path_knob("", "the authors' released ECG curves (CSV) for the figure; empty = none", "file")
     threads: int = knob(1, "torch CPU threads inside a run (the machine is shared)")
     device: str = knob("cpu", "torch device; the paper trained on a GPU")
 
@@ -96,11 +98,27 @@ def _ecg(config: Config, seed: int) -> tuple[dict, dict]:
             {"ecg_epoch": [float(e) for e in range(config.ecg_epochs + 1)], "ecg_brf_acc_curve": hist.test_accuracy})
 
 
-def run(config: Config, seed: int) -> SeedResult:
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: BRF/ALIF on S-digits, BRF/RF on PS-digits, BRF/ALIF on frequencies and on spoken digits; ECG if
-    a path is given."""
-    if config.threads > 0:
-        torch.set_num_threads(config.threads)
+    a path is given. Each of the eight networks is one checkpointed stage of ``ctx``."""
+    ctx = ctx or RunContext.local(config.device)
+    with ctx.threads(config.threads):
+        return _run(config, seed, ctx)
+
+
+def _train_network(config: Config, seed: int, k: int, task: str, neuron: str, data: SequenceData,
+                   common: dict) -> tuple[TrainHistory, int]:
+    """Network ``k`` of the seed (its own generator): the training history and its parameter count."""
+    g = torch.Generator().manual_seed(seed * 1000 + k)
+    omega = config.omega_ps if task == "ps" else config.omega_s
+    n_classes = int(max(data.y_train.max(), data.y_test.max())) + 1 if task == "freq" else 10
+    net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g, **common).to(config.device)
+    lr = config.alif_lr if neuron == "alif" else config.lr
+    hist = train(net, data, config.epochs, lr, config.batch_size, g, clip=config.clip, device=config.device)
+    return hist, param_count(net)
+
+
+def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"epoch": [float(e) for e in range(config.epochs + 1)]}
     common = dict(b_offset_range=config.b_offset, tau_out=config.tau_out, tau_mem=config.alif_tau_mem,
@@ -120,20 +138,14 @@ def run(config: Config, seed: int) -> SeedResult:
         gain = config.sd_gain if task == "sd" else config.input_gain
         datasets[task] = SequenceData(d.x_train[:n] * gain, d.y_train[:n], d.x_test * gain, d.y_test)
     for k, (task, neuron) in enumerate(runs):
-        data = datasets[task]
-        g = torch.Generator().manual_seed(seed * 1000 + k)
-        omega = config.omega_ps if task == "ps" else config.omega_s
-        n_classes = int(max(data.y_train.max(), data.y_test.max())) + 1 if task == "freq" else 10
-        net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g, **common).to(config.device)
-        lr = config.alif_lr if neuron == "alif" else config.lr
-        hist = train(net, data, config.epochs, lr, config.batch_size, g, clip=config.clip, device=config.device)
         name = f"{task}_{neuron}"
+        hist, n_par = ctx.stage(name, lambda: _train_network(config, seed, k, task, neuron, datasets[task], common))
         metrics[f"{name}_acc"] = hist.test_accuracy[-1]
         metrics[f"{name}_rate"] = hist.spike_rate[-1]
         metrics[f"{name}_diverged"] = float(hist.diverged)
         metrics[f"{name}_epochs95"] = float(epochs_to_fraction(hist.test_accuracy, 0.95))
         metrics[f"{name}_early_acc"] = hist.test_accuracy[max(1, config.epochs // 4)]
-        metrics[f"{name}_params"] = float(param_count(net))
+        metrics[f"{name}_params"] = float(n_par)
         curves[f"{name}_acc_curve"] = hist.test_accuracy
         curves[f"{name}_rate_curve"] = hist.spike_rate
     for task in PAPER_NETWORKS:

@@ -17,5 +17,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "tasks": ["make_example", "packed_batch", "eval_batch", "masked_lm_loss", "teacher_forced_accuracy",
               "greedy_string_accuracy", "train", "examples_to_reach"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
-    "claims": ["CLAIMS", "check"],
+    "claims": ["CLAIMS"],
 })

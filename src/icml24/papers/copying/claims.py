@@ -8,8 +8,7 @@ direction at toy scale only (see the README for what each verdict means).
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 CLAIMS = (
     Claim("C1", "A two-layer transformer copies strings of length L with error at most about L^2/|D|^n "
@@ -56,7 +55,3 @@ CLAIMS = (
           bands={"quick": Band(lo=0), "full": Band(lo=0.3)}),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from icml24.core.config import knob
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.copying import theory as th
 from icml24.papers.copying.model import LSTMLM, Mamba, Transformer, n_params
-from icml24.papers.copying.tasks import (eval_batch, examples_to_reach, greedy_string_accuracy,
+from icml24.papers.copying.tasks import (TrainLog, eval_batch, examples_to_reach, greedy_string_accuracy,
                                          teacher_forced_accuracy, train)
 
 TRANSFORMERS = ("hard_alibi", "rope", "nope", "alibi")
@@ -151,9 +153,17 @@ def theory_metrics(cfg: Config, rng: np.random.Generator) -> tuple[dict, dict]:
     return metrics, cur
 
 
+class Trained(NamedTuple):
+    """One trained model's outcome (what the rest of the seed reads; the model itself is not kept)."""
+
+    params: int  # trainable parameters
+    log: TrainLog  # learning curve
+    accs: dict  # eval length -> (teacher-forced Accuracy, greedy string accuracy)
+
+
 def _train_one(kind: str, task: str, lens: tuple[int, int], cfg: Config, seed: int, rng: np.random.Generator,
-               eval_lengths: tuple[int, ...]):
-    """Train one model on one task; return (model, learning log, accuracies per eval length)."""
+               eval_lengths: tuple[int, ...]) -> Trained:
+    """Train one model on one task (advancing ``rng``, the seed's training-data stream)."""
     D = cfg.alphabet
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed * 1000 + zlib.crc32(f"{kind}/{task}".encode()) % 997)
@@ -170,24 +180,25 @@ def _train_one(kind: str, task: str, lens: tuple[int, int], cfg: Config, seed: i
     for L in eval_lengths:
         b, start = eval_batch(task, cfg.eval_examples, L, D, eval_rng, cfg.lookup_ngram, cfg.lookup_answer)
         accs[L] = (teacher_forced_accuracy(model, b), greedy_string_accuracy(model, b, start))
-    return model, log, accs
+    return Trained(n_params(model), log, accs)
 
 
-def run(config: Config, seed: int) -> SeedResult:
-    """One seed: theory checks, copy training of every model, lookup training (see module doc)."""
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: theory checks, copy training of every model, lookup training (see module doc).
+
+    Every trained model is one checkpointed stage of ``ctx`` (with the state of the seed's data stream)."""
     cfg = config
+    ctx = ctx or RunContext.local(cfg.device)
     rng = np.random.default_rng(seed)
-    threads = torch.get_num_threads()
-    if cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)
-    try:
+    with ctx.threads(cfg.threads):
         metrics, curves = theory_metrics(cfg, rng)
         lens = (cfg.train_len_min, cfg.train_len_max)
         gen_L = tuple(f * cfg.train_len_max for f in cfg.gen_factors)
         for kind in cfg.copy_models:
-            model, log, accs = _train_one(kind, "copy", lens, cfg, seed, rng, gen_L)
+            params, log, accs = ctx.stage(f"copy_{kind}", lambda: _train_one(kind, "copy", lens, cfg, seed, rng, gen_L),
+                                          rngs=(rng,))
             reached_at, reached = examples_to_reach(log, 0.95)
-            metrics[f"{kind}_params"] = float(n_params(model))
+            metrics[f"{kind}_params"] = float(params)
             metrics[f"{kind}_log10_examples_to_95"] = float(np.log10(reached_at))
             metrics[f"{kind}_reached_95"] = float(reached)
             metrics[f"{kind}_final_acc"] = log.string_acc[-1]
@@ -208,13 +219,13 @@ def run(config: Config, seed: int) -> SeedResult:
         llens = (cfg.lookup_len_min, cfg.lookup_len_max)
         for pair in cfg.lookup_runs:
             kind, task = pair.split(":")
-            _, log, accs = _train_one(kind, task, llens, cfg, seed, rng, (cfg.lookup_len_max,))
+            _, log, accs = ctx.stage(f"lookup_{kind}_{task}",
+                                     lambda: _train_one(kind, task, llens, cfg, seed, rng, (cfg.lookup_len_max,)),
+                                     rngs=(rng,))
             acc, greedy = accs[cfg.lookup_len_max]
             metrics[f"{kind}_{task}_acc"] = acc.string
             metrics[f"{kind}_{task}_greedy_acc"] = greedy
             curves[f"{kind}_{task}_curve_acc"] = log.string_acc
-    finally:
-        torch.set_num_threads(threads)
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
 
 

@@ -13,5 +13,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "algorithm": ["FitResult", "pack", "unpack", "n_free", "fit_mle", "VoronoiLoss", "voronoi_loss",
                   "hellinger", "rescale_to_truth"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "run", "figures"],
-    "claims": ["CLAIMS", "check"],
+    "claims": ["CLAIMS"],
 })

@@ -8,8 +8,7 @@ told from a small polynomial one, so the temperature claim is "much slower", nev
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 CLAIMS = (
     Claim("C1", "With the activation dense-to-sparse gate (sigma = tanh) the parameter estimation rates are "
@@ -53,7 +52,3 @@ CLAIMS = (
           bands={"quick": Band(lo=0.0), "full": Band(lo=0.0)}),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from icml24.core.config import knob
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.moe_gating.algorithm import fit_mle, hellinger, pack, rescale_to_truth, unpack, voronoi_loss
 from icml24.papers.moe_gating.model import MoEParams, independence_check, sample
@@ -95,14 +96,19 @@ def _slope(n: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(np.log(n), np.log(y), 1)[0])
 
 
-def run(config: Config, seed: int) -> SeedResult:
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: for every gate and n, fit ``reps`` data sets and record mean Voronoi loss and Hellinger error.
 
     ``loss_rescaled_<gate>`` moves each fit along the ray (beta_1, tau) -> c (beta_1, tau) to tau = tau*
     first; that move keeps the density only for the temperature gate and homogeneous activations (ReLU),
     so for tanh and sigmoid the curve is a comparison, not an equivalent fit.
     """
-    torch.set_num_threads(config.threads)
+    ctx = ctx or RunContext.local()
+    with ctx.threads(config.threads):
+        return _run(config, seed)
+
+
+def _run(config: Config, seed: int) -> SeedResult:
     gen = torch.Generator().manual_seed(seed)
     dt = getattr(torch, config.dtype)
     truth = true_params(config)

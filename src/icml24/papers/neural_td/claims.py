@@ -9,8 +9,7 @@ rates the two step-size schedules reach on this problem. Bands were fixed before
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 WHERE = "Abstract; main theorem (finite-time bound for neural TD under Markovian sampling)"
 
@@ -44,7 +43,3 @@ CLAIMS = (
           bands={"quick": Band(-0.3, 0.3), "full": Band(-0.2, 0.2)}),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

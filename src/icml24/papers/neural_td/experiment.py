@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from icml24.core.config import knob
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.core.stats import loglog_slope
 from icml24.papers.neural_td.algorithm import (earlier_schedule, expected_neural_td, iid_transitions,
@@ -70,14 +71,12 @@ def _checkpoints(config: Config) -> np.ndarray:
     return np.unique(np.geomspace(config.t_first, config.T, config.n_checkpoints).astype(int))
 
 
-def run(config: Config, seed: int) -> SeedResult:
-    """One seed: exact references and floors per width, then the three stochastic variants at td_width."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: exact references and floors per width, then the three stochastic variants at td_width
+    (one torch thread: the networks are tiny)."""
+    ctx = ctx or RunContext.local()
+    with ctx.threads(1):
         return _run(config, seed)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(config: Config, seed: int) -> SeedResult:

@@ -8,8 +8,7 @@ Slopes are least-squares log-log slopes of R_t over t in [T/10, T].
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 _SLOPE_LOG = {"quick": Band(hi=0.35), "full": Band(hi=0.3)}
 _ORDER = {"quick": Band(lo=0.0), "full": Band(lo=0.0)}
@@ -63,7 +62,3 @@ CLAIMS = (
           note="the bound hides a constant; the band takes it as 1"),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

@@ -28,6 +28,7 @@ import numpy as np
 
 from icml24.core.config import knob
 from icml24.core.errors import UserError
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.partial_monitoring.algorithm import LearnerSpec, bound_scale, play
 from icml24.papers.partial_monitoring.components import (GAMES, corrupted_env, make_game, observability,
@@ -112,8 +113,9 @@ def loglog_slope(t: np.ndarray, r: np.ndarray) -> float:
     return float(x @ (y - y.mean()) / (x @ x))
 
 
-def run(config: Config, seed: int) -> SeedResult:
-    """One seed: every learner on every game/environment of the module docstring."""
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: every learner on every game/environment of the module docstring (numpy only: ``ctx``,
+    the frame's run context, is accepted for the contract and not needed)."""
     grid, late = checkpoints(config)
     marks = np.union1d(grid, late)
     T = config.horizon

@@ -5,8 +5,7 @@ Bands were fixed before the QUICK run was looked at. Accuracies are fractions in
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 CLAIMS = (
     Claim("C1", "The fixed point can be computed with the standard fixed point algorithm, and we provide "
@@ -53,7 +52,3 @@ CLAIMS = (
           bands={"quick": Band(lo=0.0), "full": Band(lo=0.0)}),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

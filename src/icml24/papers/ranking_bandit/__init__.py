@@ -15,5 +15,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "movielens": ["Ratings", "load_ratings", "fit_factors", "movielens_env", "RatingFactors"],
     "rdata": ["read_r_object", "read_r_objects", "unserialize", "RObject"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
-    "claims": ["CLAIMS", "check"],
+    "claims": ["CLAIMS"],
 })

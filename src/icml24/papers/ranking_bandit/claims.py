@@ -6,8 +6,7 @@ retrieve, so ``paper_value`` carries the theory's exponent where the claim is ab
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim, ClaimResult, evaluate_all
-from icml24.core.results import RunResult
+from icml24.core.claims import Band, Claim
 
 #: Metrics produced only when a MovieLens path is configured (claim C4 is "not checkable" without it).
 OPTIONAL_METRICS = tuple(f"ml_{kind}_{p}" for kind in ("satisfaction", "regret")
@@ -51,7 +50,3 @@ CLAIMS = (
           note="needs movielens_path; without the data the claim is not checkable"),
 )
 
-
-def check(result: RunResult, preset: str) -> list[ClaimResult]:
-    """Measure every claim on ``result`` and give its verdict at ``preset``."""
-    return evaluate_all(CLAIMS, result, preset)

@@ -19,7 +19,8 @@ from typing import Literal
 
 import numpy as np
 
-from icml24.core.config import knob
+from icml24.core.config import knob, path_knob
+from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.ranking_bandit.algorithm import UCR, EpsilonGreedy, RandomRanker
 from icml24.papers.ranking_bandit.env import RankingEnv, optimal_values, simulate, synthetic_env
@@ -49,7 +50,7 @@ class Config:
     refit_growth: float = knob(0.05, "logistic MLE: Newton step when an item's data grew by this fraction")
     grid_items: tuple[int, ...] = knob((10, 20, 40, 60), "N values of the (N, K) grid for the sqrt(NK) claim")
     grid_positions: tuple[int, ...] = knob((2, 3, 4, 5), "K values of the (N, K) grid, paired with grid_items")
-    movielens_path: str = knob("", "MovieLens ratings (CSV, u.data, .rds/.rda or dslabs R dir); '' skips C4")
+    movielens_path: str = path_knob("", "MovieLens ratings (CSV, u.data, .rds/.rda or dslabs R dir); '' skips C4")
     ml_items: int = knob(50, "N for MovieLens: the most-rated movies")
     ml_positions: int = knob(5, "K for MovieLens")
     ml_dim: int = knob(5, "rank d of the user/item factors fitted to the ratings")
@@ -94,8 +95,9 @@ def play(env: RankingEnv, names: tuple[str, ...], config: Config, rng: np.random
             for name, prng in zip(names, seeds)}
 
 
-def run(config: Config, seed: int) -> SeedResult:
-    """One seed: regret curves per regime and policy, the (N, K) grid, MovieLens if present."""
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: regret curves per regime and policy, the (N, K) grid, MovieLens if present (numpy only:
+    ``ctx``, the frame's run context, is accepted for the contract and not needed)."""
     if len(config.grid_items) != len(config.grid_positions):
         raise ValueError("grid_items and grid_positions must have the same length")
     rng_low, rng_high, rng_grid, rng_ml = np.random.default_rng(seed).spawn(4)
