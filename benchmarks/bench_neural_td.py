@@ -16,8 +16,7 @@ import time
 import numpy as np
 import torch
 
-from icml24.papers.neural_td.algorithm import (Transitions, markov_transitions, neural_td, neural_td_naive,
-                                               theory_schedule)
+from icml24.papers.neural_td.algorithm import Transitions, markov_transitions, neural_td, neural_td_naive, theory_schedule
 from icml24.papers.neural_td.components import init_network, random_pair_chain
 
 

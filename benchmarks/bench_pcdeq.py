@@ -9,7 +9,6 @@ of steps), not time: each adjoint step is one autograd vector-Jacobian product.
 
 from __future__ import annotations
 
-
 import torch
 
 from icml24.core.bench import median_time

@@ -11,12 +11,10 @@ Run: python benchmarks/bench_ranking_bandit.py   (about a minute on one core)
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from icml24.core.bench import median_time
-from icml24.papers.ranking_bandit.algorithm import UCR, ItemGLMs, confidence_radius, logistic_newton_step, \
-    sherman_morrison
+from icml24.papers.ranking_bandit.algorithm import UCR, ItemGLMs, confidence_radius, logistic_newton_step, sherman_morrison
 from icml24.papers.ranking_bandit.components import best_list, design_vectors, mean_function
 
 

@@ -5,11 +5,10 @@ Run: python benchmarks/bench_stats.py   (prints the median time of each and thei
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from icml24.core.stats import expanded_alpha, mean_ci
 from icml24.core.bench import median_time
+from icml24.core.stats import expanded_alpha, mean_ci
 
 
 def loop_ci(values: np.ndarray, n_boot: int = 4000, seed: int = 0) -> tuple[float, float]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import pytest
+from conftest import REPO
 
 from icml24.core.card import PaperCard
 from icml24.core.claims import KINDS, Claim
@@ -14,8 +16,6 @@ from icml24.core.config import apply_overrides, config_hash, field_docs, to_dict
 from icml24.core.publish import readme_block, render_results_block
 from icml24.core.registry import get_paper, list_papers
 from icml24.core.results import RunResult, SeedResult, dumps, read_json
-
-from conftest import REPO
 
 PAPERS = list_papers() + ["_template"]
 README_SECTIONS = ("The claim", "What we reproduce", "Results", "Deviations from the paper",
@@ -28,10 +28,29 @@ def paper(request):
 
 
 @pytest.fixture(scope="module")
-def smoke_runs(paper):
-    """Two SMOKE runs of seed 0 (for determinism) - computed once per paper."""
+def extras_installed(paper):
+    """Skip a paper whose extra is missing, except under CI=true, where a missing extra is a failure
+    (CI installs `.[dev,all]`, so a skip there would hide a paper that was never tested)."""
+    from icml24.core.deps import install_hint, missing
+
+    gone = missing(paper.card)
+    if gone:
+        message = f"{paper.slug} needs {', '.join(gone)}: {install_hint(paper.card)}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(paper, extras_installed):
+    """Two SMOKE runs of seed 0 (for determinism) - computed once per paper - and the torch thread
+    counts before and after (``run`` must restore what it changes)."""
+    import torch
+
     exp = paper.experiment
-    return exp.run(exp.SMOKE, 0), exp.run(exp.SMOKE, 0)
+    before = torch.get_num_threads()
+    runs = exp.run(exp.SMOKE, 0), exp.run(exp.SMOKE, 0)
+    return (*runs, (before, torch.get_num_threads()))
 
 
 def test_contract_names(paper):
@@ -86,7 +105,7 @@ def _finite(seed_result: SeedResult) -> list[str]:
 
 
 def test_smoke_run_is_finite_and_has_every_claim_metric(paper, smoke_runs):
-    first, _ = smoke_runs
+    first, _, _ = smoke_runs
     assert isinstance(first, SeedResult) and first.seed == 0
     assert not _finite(first), f"non-finite outputs: {_finite(first)}"
     for claim in paper.claims:
@@ -97,9 +116,14 @@ def test_smoke_run_is_finite_and_has_every_claim_metric(paper, smoke_runs):
 
 
 def test_same_seed_same_numbers(smoke_runs):
-    first, second = smoke_runs
+    first, second, _ = smoke_runs
     assert first.metrics == second.metrics
     assert first.curves == second.curves
+
+
+def test_run_restores_the_torch_thread_count(smoke_runs):
+    before, after = smoke_runs[2]
+    assert before == after, f"run left torch with {after} threads (was {before}): use ctx.threads(n)"
 
 
 def test_check_returns_one_result_per_claim(paper, smoke_runs):
@@ -151,7 +175,8 @@ def test_quick_from_scratch_reproduces_the_published_numbers(paper, tmp_path):
     # published (same host and packages), and are reported, not asserted, elsewhere (core.compare).
     assert [(c["claim_id"], c["verdict"]) for c in fresh.claims] == \
            [(c["claim_id"], c["verdict"]) for c in summary.claims]
-    same_machine = all(fresh.provenance.get(k) == summary.provenance.get(k) for k in ("host", "platform", "packages"))
+    keys = ("host", "cpu_model", "platform", "packages")
+    same_machine = all(fresh.provenance.get(k) == summary.provenance.get(k) for k in keys)
     if same_machine:
         def numbers(run):  # JSON text, so that NaN compares equal to NaN
             return [dumps({"seed": s.seed, "metrics": s.metrics, "curves": s.curves}) for s in run.seeds]

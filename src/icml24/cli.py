@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, NoReturn, Optional
 
 from icml24.core.errors import UserError
+
 
 def _console():
     from rich.console import Console
@@ -252,7 +253,7 @@ def report(out: Path, results: Path, preset: str) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse that raises :class:`UserError` (one line, exit 2) instead of printing usage."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UserError(f"{self.prog}: {message}")
 
 
@@ -308,7 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"list": list_cmd, "show": show, "run": run, "check": check, "reproduce": reproduce, "report": report}
+COMMANDS: dict[str, Callable[..., int]] = {"list": list_cmd, "show": show, "run": run, "check": check,
+                                           "reproduce": reproduce, "report": report}
 
 
 def main(argv: Optional[list[str]] = None) -> None:

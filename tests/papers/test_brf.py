@@ -10,10 +10,27 @@ import numpy as np
 import pytest
 import torch
 
+from icml24.common.nn import n_params
 from icml24.papers.brf.data import digit_sequences, load_ecg, load_reference_curves
-from icml24.papers.brf.model import (DT, RSNN, ALIFState, BRFState, alif_step, brf_step, divergence_boundary,
-                                     double_gaussian, euler_modulus, li_readout, paper_network, param_count,
-                                     predict, reference_forward, resonator_layer, rf_step, sequence_nll, spike)
+from icml24.papers.brf.model import (
+    DT,
+    RSNN,
+    ALIFState,
+    BRFState,
+    alif_step,
+    brf_step,
+    divergence_boundary,
+    double_gaussian,
+    euler_modulus,
+    li_readout,
+    paper_network,
+    predict,
+    reference_forward,
+    resonator_layer,
+    rf_step,
+    sequence_nll,
+    spike,
+)
 from icml24.papers.brf.training import epochs_to_fraction
 
 SHARED = Path(os.environ.get("ICML24_SHARED", "/work/shared"))
@@ -188,11 +205,11 @@ def test_sequence_nll_and_predict():
 
 @pytest.mark.parametrize("task,count", [("smnist", 68_874), ("psmnist", 68_874), ("ecg", 1_734), ("shd", 108_820)])
 def test_paper_parameter_counts(task, count):
-    assert param_count(paper_network(task)) == count
+    assert n_params(paper_network(task)) == count
 
 
 def test_alif_network_has_same_count_as_brf():
-    assert param_count(RSNN(1, 64, 10, "alif")) == param_count(RSNN(1, 64, 10, "brf")) == 65 * 64 + 128 + 650
+    assert n_params(RSNN(1, 64, 10, "alif")) == n_params(RSNN(1, 64, 10, "brf")) == 65 * 64 + 128 + 650
 
 
 def test_init_is_seeded_and_in_range():

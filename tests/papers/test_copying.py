@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from icml24.papers.copying import model as md
+from icml24.papers.copying import tasks as tk
 from icml24.papers.copying import theory as th
 
 
@@ -120,8 +122,6 @@ def test_random_gssms_never_beat_the_lower_bound():
 
 
 # -- models ------------------------------------------------------------------------------------------
-from icml24.papers.copying import model as md  # noqa: E402
-from icml24.papers.copying import tasks as tk  # noqa: E402
 
 
 def test_hard_alibi_bias_equals_hand_written_masks():

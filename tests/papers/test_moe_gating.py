@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from icml24.papers.moe_gating.algorithm import (fit_mle, hellinger, n_free, pack, rescale_to_truth, scores,
-                                                unpack, voronoi_loss)
+from icml24.papers.moe_gating.algorithm import fit_mle, hellinger, n_free, pack, rescale_to_truth, scores, unpack, voronoi_loss
 from icml24.papers.moe_gating.experiment import SMOKE, Config, initial_params, true_params
-from icml24.papers.moe_gating.model import (GATES, MoEParams, gate_scores, independence_check, log_density,
-                                            log_likelihood, sample)
+from icml24.papers.moe_gating.model import GATES, MoEParams, gate_scores, independence_check, log_density, log_likelihood, sample
 
 DT = torch.float64
 
@@ -127,7 +125,7 @@ def test_tanh_fit_forgets_its_start_but_the_temperature_scale_does_not():
     a = fit_mle(data_l.x, data_l.y, truth().expand(2), "temperature")
     b = fit_mle(data_l.x, data_l.y, perturbed(truth(), "temperature", 0.25, seed=7, reps=2), "temperature")
     torch.testing.assert_close(b.loglik, a.loglik, rtol=1e-10, atol=1e-10)  # equally good fits ...
-    ratio = lambda p: p.beta1[:, 0, 0] / p.tau  # noqa: E731
+    ratio = lambda p: p.beta1[:, 0, 0] / p.tau
     torch.testing.assert_close(ratio(b.params), ratio(a.params), rtol=1e-4, atol=1e-4)  # ... same gate ...
     assert float((b.params.tau / a.params.tau - 1).abs().min()) > 0.01  # ... different (beta_1, tau)
 
@@ -201,8 +199,8 @@ def test_over_specified_run_is_finite():
 def test_committed_quick_claims_are_what_the_engine_measures():
     from conftest import REPO
 
-    from icml24.core.results import RunResult, read_json
     from icml24.core.registry import get_paper
+    from icml24.core.results import RunResult, read_json
 
     check = get_paper("moe_gating").check
 

@@ -9,12 +9,32 @@ import numpy as np
 import pytest
 import torch
 
-from icml24.papers.neural_td.algorithm import (Schedule, Transitions, earlier_schedule, expected_neural_td,
-                                               iid_transitions, markov_transitions, neural_td, neural_td_naive,
-                                               theory_schedule)
-from icml24.papers.neural_td.components import (Network, PairChain, as_tensor, bellman_q, forward, init_network,
-                                                linearized_fixed_point, mu_error, ntk_gram, param_grads,
-                                                random_pair_chain, sigma_spectrum, stationary_distribution)
+from icml24.papers.neural_td.algorithm import (
+    Schedule,
+    Transitions,
+    earlier_schedule,
+    expected_neural_td,
+    iid_transitions,
+    markov_transitions,
+    neural_td,
+    neural_td_naive,
+    theory_schedule,
+)
+from icml24.papers.neural_td.components import (
+    Network,
+    PairChain,
+    as_tensor,
+    bellman_q,
+    forward,
+    init_network,
+    linearized_fixed_point,
+    mu_error,
+    ntk_gram,
+    param_grads,
+    random_pair_chain,
+    sigma_spectrum,
+    stationary_distribution,
+)
 
 F64 = torch.float64
 

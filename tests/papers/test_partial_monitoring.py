@@ -7,16 +7,36 @@ import math
 import numpy as np
 import pytest
 
-from icml24.papers.partial_monitoring.algorithm import (LearnerSpec, bound_scale, complement_entropy,
-                                                        hybrid_ftrl, negentropy_ftrl, play)
-from icml24.papers.partial_monitoring.components import (GAMES, apple_tasting, bandit, dynamic_pricing,
-                                                         full_information, label_efficient, make_game,
-                                                         observability, stochastic_env, switching_env)
-from icml24.papers.partial_monitoring.global_bobw import (GlobalSpec, global_estimator, play_global,
-                                                         stability_coefficient)
-from icml24.papers.partial_monitoring.exo import (ExOSolver, ExpWeightsExOSolver, SaddleSolver, exo_objective,
-                                                  solve_exo_reference, stability_weights,
-                                                  unbiasedness_residual)
+from icml24.papers.partial_monitoring.algorithm import (
+    LearnerSpec,
+    bound_scale,
+    complement_entropy,
+    hybrid_ftrl,
+    negentropy_ftrl,
+    play,
+)
+from icml24.papers.partial_monitoring.components import (
+    GAMES,
+    apple_tasting,
+    bandit,
+    dynamic_pricing,
+    full_information,
+    label_efficient,
+    make_game,
+    observability,
+    stochastic_env,
+    switching_env,
+)
+from icml24.papers.partial_monitoring.exo import (
+    ExOSolver,
+    ExpWeightsExOSolver,
+    SaddleSolver,
+    exo_objective,
+    solve_exo_reference,
+    stability_weights,
+    unbiasedness_residual,
+)
+from icml24.papers.partial_monitoring.global_bobw import GlobalSpec, global_estimator, play_global, stability_coefficient
 
 
 # ------------------------------------------------------------------ games and observability
@@ -99,7 +119,7 @@ def test_negentropy_ftrl_is_the_entropic_minimiser():
 
 def test_stability_weights_are_the_inverse_hessian_diagonal():
     q, beta, gamma, eps = np.array([0.6, 0.3, 0.1]), 3.0, 0.5, 1e-5
-    psi = lambda v: beta * np.sum((1 - v) * np.log1p(-v)) - gamma * np.sum(np.log(v))  # noqa: E731
+    psi = lambda v: beta * np.sum((1 - v) * np.log1p(-v)) - gamma * np.sum(np.log(v))
     for a in range(3):
         e = np.zeros(3)
         e[a] = eps

@@ -9,11 +9,26 @@ import numpy as np
 import pytest
 import torch
 
+from icml24.common.nn import n_params
 from icml24.core.errors import UserError
 from icml24.papers.pcdeq import (
-    DEQ, LinearDEQNet, MLPNet, PcDEQConv, PcDEQLinear, UnconstrainedDEQLinear, attach_projection,
-    fixed_point_iteration, geometric_rate, iterate_rows, load_idx_dataset, mnist_5k_split, n_params,
-    random_instance, read_idx, stratified_indices, thompson_distance, unrolled_deq,
+    DEQ,
+    LinearDEQNet,
+    MLPNet,
+    PcDEQConv,
+    PcDEQLinear,
+    UnconstrainedDEQLinear,
+    attach_projection,
+    fixed_point_iteration,
+    geometric_rate,
+    iterate_rows,
+    load_idx_dataset,
+    mnist_5k_split,
+    random_instance,
+    read_idx,
+    stratified_indices,
+    thompson_distance,
+    unrolled_deq,
 )
 
 ACTS = ("tanh", "softsign", "relu6", "sigmoid")

@@ -187,12 +187,14 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
 
     drift = math.nan
     if claim.kind in ("order", "equiv"):
+        assert claim.against is not None  # guaranteed by Claim.__post_init__
         diff = result.metric(claim.metric) - result.metric(claim.against)
         est = stats.mean_ci(diff)
         value, low, high, n = est
     elif claim.kind == "within":
         value, low, high, n = stats.mean_ci(result.metric(claim.metric))
     elif claim.kind == "slope":
+        assert claim.against is not None  # guaranteed by Claim.__post_init__
         xs = result.curve(claim.against)  # (S, P)
         ys = result.curve(claim.metric)
         if xs.size and not np.allclose(xs, xs[:1], equal_nan=True):

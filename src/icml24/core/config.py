@@ -161,7 +161,7 @@ def parse_value(raw: str, tp: Any) -> Any:
                 return choice
         raise ValueError(f"{raw!r} is not one of {', '.join(map(str, choices))}")
     if origin is tuple:
-        args = get_args(tp)
+        args: typing.Sequence[Any] = get_args(tp)
         inner = args[0] if args else str
         text = raw.strip()
         if text.startswith("[") or text.startswith("("):

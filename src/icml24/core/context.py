@@ -17,8 +17,8 @@ Importable use needs no context: ``run(config, seed)`` gets :func:`RunContext.lo
 nothing on disk (stages are computed, artefacts are built in a temporary folder per call).
 
 >>> ctx = RunContext.local()
->>> ctx.stage("answer", lambda: 42)
-42
+>>> ctx.stage("answer", pow, 6, 2)
+36
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ class RunContext:
         """Scope with ``n`` torch threads that restores the previous count (see :func:`torch_threads`)."""
         return torch_threads(n)
 
-    def stage(self, name: str, compute: Callable[[], T], rngs: Sequence[Any] = ()) -> T:
-        """``compute()``, checkpointed under ``workdir/<name>.stage.pkl`` together with the state of
+    def stage(self, name: str, compute: Callable[..., T], *args: Any, rngs: Sequence[Any] = ()) -> T:
+        """``compute(*args)``, checkpointed under ``workdir/<name>.stage.pkl`` together with the state of
         torch's global generator and of ``rngs`` (numpy ``Generator`` or torch ``Generator``) after it.
 
         On resume the stored result is returned and the generators are put back in the state
@@ -157,7 +157,7 @@ class RunContext:
         ``name`` must be unique within the seed; the result must pickle (no live modules needed later).
         """
         if self.workdir is None:
-            return compute()
+            return compute(*args)
         path = self.workdir / f"{name}{STAGE_SUFFIX}"
         if path.is_file():
             with open(path, "rb") as fh:
@@ -165,7 +165,7 @@ class RunContext:
             if saved.get("code_hash") == self.code_hash:  # a checkpoint of older code is recomputed
                 _set_rng_state(rngs, saved["rng"])
                 return saved["result"]
-        result = compute()
+        result = compute(*args)
         _atomic_pickle(path, {"result": result, "rng": _rng_state(rngs), "code_hash": self.code_hash})
         return result
 

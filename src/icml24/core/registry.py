@@ -24,7 +24,7 @@ PAPERS_DIR = Path(__file__).resolve().parent.parent / "papers"
 PRESETS: tuple[str, ...] = ("smoke", "quick", "full")
 DEFAULT_SEEDS: dict[str, tuple[int, ...]] = {"smoke": (0,), "quick": (0, 1, 2, 3, 4), "full": tuple(range(10))}
 UNHASHED = ("card.py", "claims.py")  # judged afresh from stored seeds, so not part of the code hash
-PLUMBING = frozenset({"errors", "lazy", "card", "config", "results", "deps", "registry"})
+PLUMBING = frozenset({"errors", "lazy", "card", "config", "results", "deps", "registry", "plots"})
 """``icml24.core`` modules that carry, name or store numbers but never compute them: not hashed."""
 _IMPORTS = re.compile(r"icml24\.(common|core)\.(\w+)|from icml24\.(common|core) import ([\w, ()]+)")
 
@@ -123,7 +123,8 @@ class Paper:
 
         digest = hashlib.sha256()
         for path in code_files(self.folder):
-            digest.update(path.relative_to(PAPERS_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+            base = self.folder if path.is_relative_to(self.folder) else PAPERS_DIR.parent
+            digest.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:12]
 
     @property

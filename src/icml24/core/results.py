@@ -193,9 +193,30 @@ def git_sha(cwd: str | os.PathLike | None = None) -> str | None:
         return None
 
 
+def constraints_sha() -> str | None:
+    """SHA-256 (first 12 hex digits) of the repository's constraints.txt, the pinned install; None outside a clone."""
+    import hashlib
+
+    path = Path(__file__).resolve().parents[3] / "constraints.txt"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else None
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (Linux), which decides numpy's SIMD paths and so the last bits of sums."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
 def provenance(device: str = "cpu", wall_time: float | None = None, **extra: Any) -> dict[str, Any]:
-    """Where and how a run was produced: versions, git sha, device, host, time."""
+    """Where and how a run was produced: versions, pinned install, git sha, device, CPU, host, time."""
     return {
+        "constraints_sha": constraints_sha(),
+        "cpu_model": cpu_model(),
         "packages": package_versions(),
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -91,7 +91,7 @@ class SlopeFit(NamedTuple):
     n: int
 
 
-def loglog_slope(x: Sequence[float], y: Sequence[float], level: float = 0.95) -> SlopeFit:
+def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, level: float = 0.95) -> SlopeFit:
     """OLS slope of log y on log x with the classical t-interval from the residuals.
 
     >>> fit = loglog_slope([1, 10, 100], [2.0, 0.2, 0.02])
@@ -115,7 +115,7 @@ def loglog_slope(x: Sequence[float], y: Sequence[float], level: float = 0.95) ->
 
 
 def slope_over_seeds(
-    x: Sequence[float], ys: Sequence[Sequence[float]] | np.ndarray, level: float = 0.95,
+    x: Sequence[float] | np.ndarray, ys: Sequence[Sequence[float]] | np.ndarray, level: float = 0.95,
     n_boot: int = 4000, seed: int = 0,
 ) -> Estimate:
     """Log-log slope of y(x) measured on several seeds, with a bootstrap CI over seeds.

@@ -222,6 +222,7 @@ def execute_runs(
             _undo(created, written)
             raise UserError(f"{out.unit.slug} seed {out.unit.seed}: {out.user_error}")
         if out.error is None:
+            assert out.result is not None  # a unit without an error returned its result dict
             written.append(R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]}))
             shutil.rmtree(work_dir(dirs[i], out.unit.seed), ignore_errors=True)
         else:

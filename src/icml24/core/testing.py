@@ -25,3 +25,30 @@ def fail_first_attempt(arg: tuple[int, str]) -> dict:
         marker.touch()
         raise RuntimeError(f"first attempt of unit {x} fails")
     return square(x)
+
+
+def assigned_resources(unit) -> dict:
+    """The resources Ray reserved for the task running ``unit`` (call inside a Ray worker)."""
+    import ray
+
+    return {k: v for k, v in ray.get_runtime_context().get_assigned_resources().items() if k in ("CPU", "GPU")}
+
+
+def raise_user_error(x: int) -> dict:
+    """A unit that fails with a user fault (never retried)."""
+    from icml24.core.errors import UserError
+
+    raise UserError(f"unit {x}: a bad value the user gave")
+
+
+def raise_missing_file(x: int) -> dict:
+    """A unit whose data file is missing (a user fault)."""
+    raise FileNotFoundError(f"/nonexistent/unit-{x}.csv")
+
+
+def raise_missing_module(x: int) -> dict:
+    """A unit whose package is not installed (a user fault)."""
+    import importlib
+
+    importlib.import_module("no_such_module_xyz")
+    return {}

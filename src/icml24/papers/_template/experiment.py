@@ -15,6 +15,7 @@ import numpy as np
 
 from icml24.core.config import knob
 from icml24.core.context import RunContext
+from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers._template.components import estimator_errors, running_mean, t_interval_coverage
 
@@ -87,9 +88,9 @@ def figures(result: RunResult) -> dict:
     n = result.curve("n")[0]
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for name in ("rmse_mean", "rmse_median"):
-        ys = result.curve(name)
-        ax.loglog(n, ys.mean(axis=0), marker="o", label=name)
-        ax.fill_between(n, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
+        band(ax, n, result.curve(name), label=name, marker="o")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.loglog(n, n ** -0.5, "k--", lw=1, label="n^-1/2")
     ax.set_xlabel("n")
     ax.set_ylabel("RMSE")

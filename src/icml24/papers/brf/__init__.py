@@ -10,7 +10,7 @@ from icml24.core.lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "model": ["DT", "THETA", "double_gaussian", "spike", "divergence_boundary", "euler_modulus", "BRFState",
               "brf_step", "rf_step", "ALIFState", "alif_step", "resonator_layer", "RSNN", "RSNNOutput",
-              "li_readout", "reference_forward", "sequence_nll", "predict", "param_count", "paper_network",
+              "li_readout", "reference_forward", "sequence_nll", "predict", "paper_network",
               "PAPER_NETWORKS"],
     "data": ["SequenceData", "digit_sequences", "load_ecg", "load_reference_curves"],
     "training": ["Evaluation", "TrainHistory", "evaluate", "train", "epochs_to_fraction"],

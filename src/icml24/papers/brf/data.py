@@ -125,7 +125,7 @@ def frequency_sequences(rng: np.random.Generator, n_train: int = 600, n_test: in
     t = np.arange(steps) * dt  # (T,)
     amp = rng.uniform(0.5, 1.5, size=(n, 1))
     phase = rng.uniform(0, 2 * np.pi, size=(n, 1))
-    x = amp * np.sin(2 * np.pi * np.asarray(freqs)[y][:, None] * t[None, :] + phase)  # (n, T)
+    x: np.ndarray = amp * np.sin(2 * np.pi * np.asarray(freqs)[y][:, None] * t[None, :] + phase)  # (n, T)
     x = (x + noise * rng.standard_normal((n, steps))).astype(np.float32)[:, :, None]
     return SequenceData(x[:n_train], y[:n_train].astype(np.int64), x[n_train:], y[n_train:].astype(np.int64))
 

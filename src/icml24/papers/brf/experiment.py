@@ -26,12 +26,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from icml24.common.nn import n_params
 from icml24.core.config import knob, path_knob
 from icml24.core.context import RunContext
+from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
-from icml24.papers.brf.data import (SequenceData, digit_sequences, frequency_sequences, load_ecg,
-                                   load_reference_curves, spoken_digit_sequences)
-from icml24.papers.brf.model import PAPER_NETWORKS, RSNN, paper_network, param_count
+from icml24.papers.brf.data import (
+    SequenceData,
+    digit_sequences,
+    frequency_sequences,
+    load_ecg,
+    load_reference_curves,
+    spoken_digit_sequences,
+)
+from icml24.papers.brf.model import PAPER_NETWORKS, RSNN, Neuron, paper_network
 from icml24.papers.brf.training import TrainHistory, epochs_to_fraction, train
 
 
@@ -106,16 +114,17 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         return _run(config, seed, ctx)
 
 
-def _train_network(config: Config, seed: int, k: int, task: str, neuron: str, data: SequenceData,
+def _train_network(config: Config, seed: int, k: int, task: str, neuron: Neuron, data: SequenceData,
                    common: dict) -> tuple[TrainHistory, int]:
     """Network ``k`` of the seed (its own generator): the training history and its parameter count."""
     g = torch.Generator().manual_seed(seed * 1000 + k)
     omega = config.omega_ps if task == "ps" else config.omega_s
     n_classes = int(max(data.y_train.max(), data.y_test.max())) + 1 if task == "freq" else 10
-    net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g, **common).to(config.device)
+    net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g,
+               **common).to(config.device)
     lr = config.alif_lr if neuron == "alif" else config.lr
     hist = train(net, data, config.epochs, lr, config.batch_size, g, clip=config.clip, device=config.device)
-    return hist, param_count(net)
+    return hist, n_params(net)
 
 
 def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
@@ -139,7 +148,7 @@ def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
         datasets[task] = SequenceData(d.x_train[:n] * gain, d.y_train[:n], d.x_test * gain, d.y_test)
     for k, (task, neuron) in enumerate(runs):
         name = f"{task}_{neuron}"
-        hist, n_par = ctx.stage(name, lambda: _train_network(config, seed, k, task, neuron, datasets[task], common))
+        hist, n_par = ctx.stage(name, _train_network, config, seed, k, task, neuron, datasets[task], common)
         metrics[f"{name}_acc"] = hist.test_accuracy[-1]
         metrics[f"{name}_rate"] = hist.spike_rate[-1]
         metrics[f"{name}_diverged"] = float(hist.diverged)
@@ -149,19 +158,12 @@ def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
         curves[f"{name}_acc_curve"] = hist.test_accuracy
         curves[f"{name}_rate_curve"] = hist.spike_rate
     for task in PAPER_NETWORKS:
-        metrics[f"params_{task}"] = float(param_count(paper_network(task)))
+        metrics[f"params_{task}"] = float(n_params(paper_network(task)))
     if config.ecg_path:
         ecg_metrics, ecg_curves = _ecg(config, seed)
         metrics.update(ecg_metrics)
         curves.update(ecg_curves)
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
-
-
-def _band(ax, x, ys, label, **kw):
-    ys = np.asarray(ys, dtype=float)
-    line, = ax.plot(x, ys.mean(0), label=label, **kw)
-    if len(ys) > 1:
-        ax.fill_between(x, ys.min(0), ys.max(0), color=line.get_color(), alpha=0.2)
 
 
 def figures(result: RunResult) -> dict:
@@ -178,7 +180,7 @@ def figures(result: RunResult) -> dict:
                                    (axes[3], "spoken digits (FSDD MFCCs)", 0.1,
                                     (("sd_brf", "BRF"), ("sd_alif", "ALIF")))):
         for name, label in pair:
-            _band(ax, epoch, result.curve(f"{name}_acc_curve"), label, marker="o", ms=3)
+            band(ax, epoch, result.curve(f"{name}_acc_curve"), label, marker="o", ms=3)
         ax.axhline(chance, color="k", ls=":", lw=1, label="chance")
         ax.set_title(task)
         ax.set_xlabel("epoch")
@@ -192,7 +194,7 @@ def figures(result: RunResult) -> dict:
                         ("ps_brf", "BRF, PS-digits"), ("ps_rf", "vanilla RF, PS-digits"),
                         ("freq_brf", "BRF, frequency"), ("freq_alif", "ALIF, frequency"),
                         ("sd_brf", "BRF, spoken digits"), ("sd_alif", "ALIF, spoken digits")):
-        _band(ax, epoch, result.curve(f"{name}_rate_curve"), label, marker="o", ms=3)
+        band(ax, epoch, result.curve(f"{name}_rate_curve"), label, marker="o", ms=3)
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("epoch")
     ax.set_ylabel("spikes per neuron per step (test)")
@@ -203,7 +205,7 @@ def figures(result: RunResult) -> dict:
     if "ecg_brf_acc_curve" in result.curve_names():
         fig, ax = plt.subplots(figsize=(5, 3.6))
         ecg_epoch = result.curve("ecg_epoch")[0]
-        _band(ax, ecg_epoch, result.curve("ecg_brf_acc_curve"), "BRF (this run)", marker="o")
+        band(ax, ecg_epoch, result.curve("ecg_brf_acc_curve"), "BRF (this run)", marker="o")
         ref_path = Path(result.config.get("ecg_reference_csv", "") or "/nonexistent")
         if ref_path.is_file():
             refs = load_reference_curves(ref_path)
@@ -213,7 +215,7 @@ def figures(result: RunResult) -> dict:
                                  ("ecg_vrf-NoR_model", "vanilla RF (authors' logs)")):
                 if model in refs:
                     ref = refs[model][:, :n] / 100.0  # percent -> fraction
-                    _band(ax, np.arange(ref.shape[1]), ref, label, ls="--")
+                    band(ax, np.arange(ref.shape[1]), ref, label, ls="--")
         ax.set_xlabel("epoch")
         ax.set_ylabel("ECG test accuracy (per time step)")
         ax.legend(fontsize=8)

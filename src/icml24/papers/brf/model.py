@@ -15,7 +15,7 @@ the official code's structure) and must agree with it (tested).
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 import torch
 from torch import nn
@@ -369,10 +369,10 @@ def reference_forward(net: RSNN, x: torch.Tensor) -> RSNNOutput:
     for t in range(T):
         current = net.hidden(torch.cat((x[t], s.z), dim=1))  # (B, H)
         if net.neuron == "alif":
-            s = alif_step(current, s, torch.exp(-1 / net.tau_mem.abs()), torch.exp(-1 / net.tau_adp.abs()))
+            s = alif_step(current, cast(ALIFState, s), torch.exp(-1 / net.tau_mem.abs()), torch.exp(-1 / net.tau_adp.abs()))
         else:
             step = brf_step if net.neuron == "brf" else rf_step
-            s = step(current, s, net.omega.abs(), net.b_offset.abs(), net.dt)
+            s = step(current, cast(BRFState, s), net.omega.abs(), net.b_offset.abs(), net.dt)
         a = torch.exp(-1 / net.tau_out.abs())
         o = a * o + (1 - a) * net.out(s.z)
         outs.append(o)
@@ -411,11 +411,6 @@ def predict(readout: torch.Tensor, per_step: bool) -> torch.Tensor:
     return readout.argmax(-1) if per_step else readout.mean(0).argmax(-1)
 
 
-def param_count(net: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in net.parameters() if p.requires_grad)
-
-
 # The paper's network sizes (input, hidden, classes) and BRF init per task (official scripts).
 PAPER_NETWORKS: dict[str, dict] = {
     "smnist": dict(n_in=1, n_hidden=256, n_out=10, omega_range=(15.0, 50.0), b_offset_range=(0.1, 1.0)),
@@ -428,7 +423,8 @@ PAPER_NETWORKS: dict[str, dict] = {
 def paper_network(task: str, neuron: Neuron = "brf", generator: torch.Generator | None = None) -> RSNN:
     """The BRF-RSNN of the paper for ``task`` in :data:`PAPER_NETWORKS` (e.g. "ecg": 4-36-6, 1,734 parameters).
 
-    >>> param_count(paper_network("shd"))
+    >>> from icml24.common.nn import n_params
+    >>> n_params(paper_network("shd"))
     108820
     """
     spec = dict(PAPER_NETWORKS[task])

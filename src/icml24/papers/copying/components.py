@@ -9,11 +9,60 @@
   :func:`masked_lm_loss`, :func:`teacher_forced_accuracy`, :func:`greedy_string_accuracy`, :func:`train`.
 """
 
-from icml24.papers.copying.model import (LSTMLM, Mamba, Transformer, alibi_slopes, attention_bias,  # noqa: F401
-                                         hard_alibi_mask, n_params, selective_scan, selective_scan_naive)
-from icml24.papers.copying.tasks import (eval_batch, examples_to_reach, greedy_string_accuracy,  # noqa: F401
-                                         make_example, masked_lm_loss, packed_batch, teacher_forced_accuracy,
-                                         train)
-from icml24.papers.copying.theory import (PrefixStoreGSSM, construction_copy_correct,  # noqa: F401
-                                          construction_generate, construction_logits, copy_error_upper_bound,
-                                          gssm_error_lower_bound, ngram_hash, random_gssm_success)
+from icml24.papers.copying.model import (
+    LSTMLM,
+    Mamba,
+    Transformer,
+    alibi_slopes,
+    attention_bias,
+    hard_alibi_mask,
+    selective_scan,
+    selective_scan_naive,
+)
+from icml24.papers.copying.tasks import (
+    eval_batch,
+    examples_to_reach,
+    greedy_string_accuracy,
+    make_example,
+    masked_lm_loss,
+    packed_batch,
+    teacher_forced_accuracy,
+    train,
+)
+from icml24.papers.copying.theory import (
+    PrefixStoreGSSM,
+    construction_copy_correct,
+    construction_generate,
+    construction_logits,
+    copy_error_upper_bound,
+    gssm_error_lower_bound,
+    ngram_hash,
+    random_gssm_success,
+)
+
+__all__ = [
+    "LSTMLM",
+    "Mamba",
+    "Transformer",
+    "alibi_slopes",
+    "attention_bias",
+    "hard_alibi_mask",
+    "selective_scan",
+    "selective_scan_naive",
+    "eval_batch",
+    "examples_to_reach",
+    "greedy_string_accuracy",
+    "make_example",
+    "masked_lm_loss",
+    "packed_batch",
+    "teacher_forced_accuracy",
+    "train",
+    "PrefixStoreGSSM",
+    "construction_copy_correct",
+    "construction_generate",
+    "construction_logits",
+    "copy_error_upper_bound",
+    "gssm_error_lower_bound",
+    "ngram_hash",
+    "random_gssm_success",
+]

@@ -25,15 +25,24 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from icml24.common.nn import n_params
 from icml24.core.config import knob
 from icml24.core.context import RunContext
+from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.copying import theory as th
-from icml24.papers.copying.model import LSTMLM, Mamba, Transformer, n_params
-from icml24.papers.copying.tasks import (TrainLog, eval_batch, examples_to_reach, greedy_string_accuracy,
-                                         teacher_forced_accuracy, train)
+from icml24.papers.copying.model import LSTMLM, Mamba, Position, Transformer
+from icml24.papers.copying.tasks import (
+    Task,
+    TrainLog,
+    eval_batch,
+    examples_to_reach,
+    greedy_string_accuracy,
+    teacher_forced_accuracy,
+    train,
+)
 
-TRANSFORMERS = ("hard_alibi", "rope", "nope", "alibi")
+TRANSFORMERS: tuple[Position, ...] = ("hard_alibi", "rope", "nope", "alibi")
 GSSMS = ("mamba", "lstm")
 
 
@@ -115,7 +124,7 @@ def build_model(kind: str, cfg: Config) -> torch.nn.Module:
 def theory_metrics(cfg: Config, rng: np.random.Generator) -> tuple[dict, dict]:
     """Steps 1-2 of the run: construction errors vs bound, exact GSSM errors vs bound."""
     D = cfg.theory_alphabet
-    cur = {"theory_n": [], "theory_L": [], "theory_err": [], "theory_bound": [], "theory_repeat": []}
+    cur: dict[str, list[float]] = {"theory_n": [], "theory_L": [], "theory_err": [], "theory_bound": [], "theory_repeat": []}
     for n in cfg.theory_ns:
         for c in cfg.theory_scales:
             L = max(n + 1, int(round(c * D ** (n / 2))))
@@ -161,7 +170,7 @@ class Trained(NamedTuple):
     accs: dict  # eval length -> (teacher-forced Accuracy, greedy string accuracy)
 
 
-def _train_one(kind: str, task: str, lens: tuple[int, int], cfg: Config, seed: int, rng: np.random.Generator,
+def _train_one(kind: str, task: Task, lens: tuple[int, int], cfg: Config, seed: int, rng: np.random.Generator,
                eval_lengths: tuple[int, ...]) -> Trained:
     """Train one model on one task (advancing ``rng``, the seed's training-data stream)."""
     D = cfg.alphabet
@@ -195,7 +204,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         lens = (cfg.train_len_min, cfg.train_len_max)
         gen_L = tuple(f * cfg.train_len_max for f in cfg.gen_factors)
         for kind in cfg.copy_models:
-            params, log, accs = ctx.stage(f"copy_{kind}", lambda: _train_one(kind, "copy", lens, cfg, seed, rng, gen_L),
+            params, log, accs = ctx.stage(f"copy_{kind}", _train_one, kind, "copy", lens, cfg, seed, rng, gen_L,
                                           rngs=(rng,))
             reached_at, reached = examples_to_reach(log, 0.95)
             metrics[f"{kind}_params"] = float(params)
@@ -219,9 +228,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         llens = (cfg.lookup_len_min, cfg.lookup_len_max)
         for pair in cfg.lookup_runs:
             kind, task = pair.split(":")
-            _, log, accs = ctx.stage(f"lookup_{kind}_{task}",
-                                     lambda: _train_one(kind, task, llens, cfg, seed, rng, (cfg.lookup_len_max,)),
-                                     rngs=(rng,))
+            _, log, accs = ctx.stage(f"lookup_{kind}_{task}", _train_one, kind, task, llens, cfg, seed, rng,
+                                     (cfg.lookup_len_max,), rngs=(rng,))
             acc, greedy = accs[cfg.lookup_len_max]
             metrics[f"{kind}_{task}_acc"] = acc.string
             metrics[f"{kind}_{task}_greedy_acc"] = greedy
@@ -239,7 +247,8 @@ def figures(result: RunResult) -> dict:
     err, bound, rep = result.curve("theory_err"), result.curve("theory_bound")[0], result.curve("theory_repeat")
     for n in np.unique(ns):
         sel = ns == n
-        line, = ax.plot(bound[sel], err.mean(0)[sel], "o-", label=f"copy error, n={int(n)} (L={', '.join(str(int(v)) for v in Ls[sel])})")
+        lengths = ", ".join(str(int(v)) for v in Ls[sel])
+        line, = ax.plot(bound[sel], err.mean(0)[sel], "o-", label=f"copy error, n={int(n)} (L={lengths})")
         ax.plot(bound[sel], rep.mean(0)[sel], "x:", color=line.get_color())
     ax.plot([0, 1], [0, 1], "k--", lw=1, label="error = bound")
     ax.set_xlim(0, 1)
@@ -254,9 +263,8 @@ def figures(result: RunResult) -> dict:
     if kinds:
         fig, ax = plt.subplots(figsize=(5.2, 3.8))
         for k in kinds:
-            x, y = result.curve(f"{k}_curve_examples").mean(0), result.curve(f"{k}_curve_acc")
-            ax.plot(x, y.mean(0), marker=".", label=k)
-            ax.fill_between(x, y.min(0), y.max(0), alpha=0.15)
+            band(ax, result.curve(f"{k}_curve_examples").mean(0), result.curve(f"{k}_curve_acc"), label=k,
+                 alpha=0.15, marker=".")
         ax.axhline(0.95, color="k", lw=0.8, ls=":")
         ax.set_xscale("log")
         ax.set_xlabel("training examples seen")

@@ -239,8 +239,3 @@ class LSTMLM(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.head(self.lstm(self.emb(ids))[0])
-
-
-def n_params(model: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
-from icml24.papers.moe_gating.model import (ACTIVATION_DERIVATIVES, ACTIVATIONS, MoEParams, log_density,
-                                            log_likelihood)
+
+from icml24.papers.moe_gating.model import ACTIVATION_DERIVATIVES, ACTIVATIONS, MoEParams, log_density, log_likelihood
 
 # Voronoi exponent rbar(|A_j|) for cells holding 0, 1, 2, 3 fitted atoms (group's NeurIPS-2023 code).
 RBAR: tuple[float, ...] = (0.0, 1.0, 4.0, 6.0)
@@ -154,7 +154,7 @@ def fit_mle(x: torch.Tensor, y: torch.Tensor, init: MoEParams, gate: str, max_it
     current = log_likelihood(x, y, init, gate)  # (R,)
     converged = torch.zeros(theta.shape[0], dtype=torch.bool)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - its last value is the iteration count returned
         act = (~converged).nonzero()[:, 0]  # replications still running
         th, xa, ya = theta[act], x[act], y[act]
         jac = scores(xa, ya, unpack(th, k, d, gate), gate)  # (A, n, p)

@@ -16,7 +16,9 @@ import torch
 
 from icml24.core.config import knob
 from icml24.core.context import RunContext
+from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
+from icml24.core.stats import loglog_slope
 from icml24.papers.moe_gating.algorithm import fit_mle, hellinger, pack, rescale_to_truth, unpack, voronoi_loss
 from icml24.papers.moe_gating.model import MoEParams, independence_check, sample
 
@@ -91,11 +93,6 @@ def initial_params(truth: MoEParams, k_fit: int, reps: int, gate: str, scale: fl
     return unpack(theta + noise, k_fit, truth.d, gate)
 
 
-def _slope(n: np.ndarray, y: np.ndarray) -> float:
-    """OLS slope of log y on log n."""
-    return float(np.polyfit(np.log(n), np.log(y), 1)[0])
-
-
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: for every gate and n, fit ``reps`` data sets and record mean Voronoi loss and Hellinger error.
 
@@ -136,8 +133,8 @@ def _run(config: Config, seed: int) -> SeedResult:
         curves[f"hellinger_{gate}"] = hell
         if loss_rescaled:
             curves[f"loss_rescaled_{gate}"] = loss_rescaled
-        metrics[f"slope_{gate}"] = _slope(ns, np.array(loss))
-        metrics[f"hellinger_slope_{gate}"] = _slope(ns, np.array(hell))
+        metrics[f"slope_{gate}"] = loglog_slope(ns, loss).slope
+        metrics[f"hellinger_slope_{gate}"] = loglog_slope(ns, hell).slope
         metrics[f"unconverged_{gate}"] = float(unconverged)
     for act in INDEPENDENCE_ACTIVATIONS:
         metrics[f"independence_{act}"] = independence_check(act, (config.beta1,)).second_order
@@ -158,11 +155,9 @@ def figures(result: RunResult) -> dict:
         names = sorted(c for c in result.curve_names() if c.startswith(prefix) and "rescaled" not in c)
         for name in names:
             ys = result.curve(name)  # (S, P)
-            geo = np.exp(np.log(ys).mean(axis=0))
             est = slope_over_seeds(n, ys)
-            line, = ax.loglog(n, geo, marker="o", ms=3,
-                              label=f"{name[len(prefix):]}: slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}]")
-            ax.fill_between(n, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.12)
+            band(ax, n, ys, label=f"{name[len(prefix):]}: slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}]",
+                 center="geomean", alpha=0.12, marker="o", ms=3)
         ref = np.exp(np.log(result.curve(names[0])).mean(axis=0))[0] * (n / n[0]) ** -0.5 if names else n ** -0.5
         ax.loglog(n, ref, "k--", lw=1, label="n^-1/2")
         ax.set_xlabel("sample size n")

@@ -17,13 +17,12 @@ literal per-chain loop it is tested against.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import torch
 
-from icml24.papers.neural_td.components import (Network, PairChain, as_tensor, backward, forward, mu_error,
-                                                param_grads)
+from icml24.papers.neural_td.components import Network, PairChain, as_tensor, backward, forward, mu_error, param_grads
 
 Tensor = torch.Tensor
 
@@ -149,7 +148,7 @@ def neural_td(net0: Network, chain: PairChain, transitions: Transitions, schedul
     small (B, m) vector operations in numpy on shared memory (the per-step cost is call overhead).
     """
     dtype = net0.b.dtype
-    npdt = np.float64 if dtype == torch.float64 else np.float32
+    npdt: type[np.floating[Any]] = np.float64 if dtype == torch.float64 else np.float32
     B, T = transitions.cur.shape
     L, m = len(net0.W), net0.width
     scale = 1.0 / math.sqrt(m)
@@ -253,8 +252,11 @@ def neural_td(net0: Network, chain: PairChain, transitions: Transitions, schedul
             last.append(mu_error(ql, qref, mu))
             dev.append(torch.as_tensor(np.sqrt(n2)))
             q_avg = qb
-    stack = lambda xs: torch.stack(xs, dim=1).double().numpy()  # noqa: E731  (B, C)
-    return TDTrace(np.asarray(sorted(cks)), stack(err), stack(last), stack(dev), q_avg.double().numpy())
+    def stack(xs: list[torch.Tensor]) -> np.ndarray:
+        return torch.stack(xs, dim=1).double().numpy()  # (B, C)
+
+    return TDTrace(np.asarray(sorted(cks)), stack(err), stack(last), stack(dev),
+                   cast(torch.Tensor, q_avg).double().numpy())  # set at the checkpoints
 
 
 def neural_td_naive(net0: Network, chain: PairChain, transitions: Transitions, schedule: Schedule,

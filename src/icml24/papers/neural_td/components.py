@@ -18,7 +18,7 @@ The stochastic algorithm itself lives in :mod:`icml24.papers.neural_td.algorithm
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Sequence, cast
 
 import numpy as np
 import torch
@@ -182,7 +182,7 @@ def backward(net: Network, fw: Forward) -> tuple[Tensor, ...]:
     ``delta_L = b * sigma'(h_L) / sqrt(m)``, ``delta_l = (delta_{l+1} W_{l+1}) * sigma'(h_l) / sqrt(m)``.
     """
     scale = 1.0 / math.sqrt(net.width)
-    deltas = [None] * len(net.W)
+    deltas = cast("list[Tensor]", [None] * len(net.W))  # every slot is filled below
     g = net.b.expand_as(fw.pre[-1])  # dQ/dx^(L)
     for layer in range(len(net.W) - 1, -1, -1):
         deltas[layer] = g * (fw.pre[layer] > 0).to(g.dtype) * scale  # (..., k, m)
@@ -209,8 +209,8 @@ def ntk_gram(net: Network, x: Tensor) -> Tensor:
     ``K = sum_l (Delta_l Delta_l^T) * (X_{l-1} X_{l-1}^T)`` (elementwise product).
     """
     fw = forward(net, x)
-    return sum((d @ d.transpose(-1, -2)) * (v @ v.transpose(-1, -2))
-               for d, v in zip(backward(net, fw), fw.post[:-1]))
+    return cast(Tensor, sum((d @ d.transpose(-1, -2)) * (v @ v.transpose(-1, -2))
+                            for d, v in zip(backward(net, fw), fw.post[:-1])))
 
 
 # ---------------------------------------------------------------- spectrum and linearised reference

@@ -23,10 +23,24 @@ from icml24.core.config import knob
 from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.core.stats import loglog_slope
-from icml24.papers.neural_td.algorithm import (earlier_schedule, expected_neural_td, iid_transitions,
-                                               markov_transitions, neural_td, theory_schedule)
-from icml24.papers.neural_td.components import (as_tensor, forward, init_network, linearized_fixed_point,
-                                                mu_error, ntk_gram, random_pair_chain, sigma_spectrum)
+from icml24.papers.neural_td.algorithm import (
+    earlier_schedule,
+    expected_neural_td,
+    iid_transitions,
+    markov_transitions,
+    neural_td,
+    theory_schedule,
+)
+from icml24.papers.neural_td.components import (
+    as_tensor,
+    forward,
+    init_network,
+    linearized_fixed_point,
+    mu_error,
+    ntk_gram,
+    random_pair_chain,
+    sigma_spectrum,
+)
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 
 from icml24.papers.partial_monitoring.components import Environment, Game
 from icml24.papers.partial_monitoring.exo import ExpWeightsExOSolver, SaddleSolver
-
 
 _FLOOR = 1e-9  # coordinates below this (q) or this times max(w) (w) no longer trigger ExO re-solves
 
@@ -159,7 +158,7 @@ class Rounds:
 
     def __init__(self, game: Game, env: Environment, rng: np.random.Generator):
         d = game.d
-        self.T = env.dists.shape[0]
+        self.T = cast(int, env.dists.shape[0])
         self.exp_loss = env.dists @ game.L.T                      # (T, k)
         self.cum_best = np.cumsum(self.exp_loss, axis=0)           # (T, k)
         cdf = np.cumsum(env.dists, axis=1)                         # (T, d)
@@ -198,6 +197,7 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
     beta = spec.c
     H = 0.0                                           # running sum of h(q_s) (adaptive rule)
     q, lam = [1.0 / k] * k, None
+    cache_lw: Any  # assigned together with cache_lq, so never None where it is read
     cache_lq = cache_lw = None
     p_cache = G_rows = None
     n_solves = 0
@@ -229,6 +229,7 @@ def play(game: Game, env: Environment, spec: LearnerSpec, rng: np.random.Generat
             ex = solver.solve(np.array(q), np.array(w))
             p_cache, G_rows, cache_lq, cache_lw = ex.p.tolist(), ex.G.tolist(), lq, lw
             n_solves += 1
+        assert p_cache is not None and G_rows is not None  # the first round always solves
         p = [max(p_cache[a], 0.5 * q[a]) for a in range(k)]   # stay in R(q_t) between solves
         zp = sum(p)
         p = [v / zp for v in p]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 from scipy.optimize import linprog
@@ -124,7 +124,7 @@ def _interior_point(A_ub, b_ub, A_eq, b_eq, d: int) -> float:
 
 def _in_row_span(vec: np.ndarray, rows: np.ndarray) -> bool:
     coef, *_ = np.linalg.lstsq(rows.T, vec, rcond=None)
-    return bool(np.linalg.norm(rows.T @ coef - vec) <= 1e-8 * max(1.0, np.linalg.norm(vec)))
+    return bool(np.linalg.norm(rows.T @ coef - vec) <= 1e-8 * max(1.0, cast(float, np.linalg.norm(vec))))
 
 
 def observability(game: Game) -> Observability:
@@ -142,7 +142,10 @@ def observability(game: Game) -> Observability:
     """
     L = game.L
     k, d = L.shape
-    distinct = lambda a, b: np.abs(L[a] - L[b]).max() > _TOL  # noqa: E731
+
+    def distinct(a: int, b: int) -> bool:
+        return bool(np.abs(L[a] - L[b]).max() > _TOL)
+
     pareto = []
     for a in range(k):
         others = [b for b in range(k) if distinct(a, b)]

@@ -23,16 +23,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Literal
 
 import numpy as np
 
 from icml24.core.config import knob
-from icml24.core.errors import UserError
 from icml24.core.context import RunContext
+from icml24.core.errors import UserError
+from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
-from icml24.papers.partial_monitoring.algorithm import LearnerSpec, bound_scale, play
-from icml24.papers.partial_monitoring.components import (GAMES, corrupted_env, make_game, observability,
-                                                         stochastic_env, switching_env)
+from icml24.core.stats import loglog_slope
+from icml24.papers.partial_monitoring.algorithm import LearnerSpec, RunTrace, bound_scale, play
+from icml24.papers.partial_monitoring.components import (
+    GAMES,
+    corrupted_env,
+    make_game,
+    observability,
+    stochastic_env,
+    switching_env,
+)
 from icml24.papers.partial_monitoring.global_bobw import GlobalSpec, play_global
 
 
@@ -102,15 +111,14 @@ def stochastic_law(config: Config, d: int) -> np.ndarray:
     return np.array(config.u_two if d == 2 else config.u_three, dtype=float)
 
 
-def loglog_slope(t: np.ndarray, r: np.ndarray) -> float:
-    """Least-squares slope of log r against log t.
+def norm(t: float) -> float:
+    """sqrt(T log T): the adversarial regret normalisation of the locally observable game (C2)."""
+    return math.sqrt(t * math.log(t))
 
-    >>> round(loglog_slope(np.array([10., 100., 1000.]), np.array([1., 10., 100.])), 6)
-    1.0
-    """
-    x, y = np.log(t), np.log(np.maximum(r, 1e-12))
-    x = x - x.mean()
-    return float(x @ (y - y.mean()) / (x @ x))
+
+def norm23(t: float) -> float:
+    """T^(2/3) (log T)^(1/3): the adversarial regret normalisation of the globally observable game (C3)."""
+    return t ** (2 / 3) * math.log(t) ** (1 / 3)
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
@@ -121,14 +129,15 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     T = config.horizon
     streams = iter(np.random.SeedSequence(seed).spawn(16))
 
-    def spec(regularizer: str, schedule: str, root: int, stability: str = "local") -> LearnerSpec:
+    def spec(regularizer: Literal["hybrid", "negentropy"], schedule: Literal["adaptive", "fixed"], root: int,
+             stability: Literal["local", "exact"] = "local") -> LearnerSpec:
         return LearnerSpec(regularizer, schedule, root, c=config.c, gamma=config.gamma,
                            resolve_tol=config.resolve_tol, stability=stability)
 
     n_exo = [0]                       # runs of the ExO learner (the global learners solve no ExO)
 
     def go(game_name: str, env, learner: LearnerSpec | GlobalSpec):
-        player = play_global if isinstance(learner, GlobalSpec) else play
+        player: Callable[..., RunTrace] = play_global if isinstance(learner, GlobalSpec) else play
         trace = player(make_game(game_name), env, learner, np.random.default_rng(next(streams)), marks)
         n_exo[0] += player is play
         return dict(zip(trace.t.astype(int).tolist(), trace.regret.tolist())), trace.n_solves
@@ -142,12 +151,15 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         curves[f"regret_{tag}_late"] = [reg[int(t)] for t in late]
         metrics[f"regret_{tag}"] = reg[T]
         if not tag.endswith("adv"):
-            metrics[f"slope_{tag}"] = loglog_slope(late.astype(float), np.array([reg[int(t)] for t in late]))
+            # regret floored at 1e-12 so a (rare) non-positive value does not make the slope NaN
+            late_regret = np.maximum(np.array([reg[int(t)] for t in late]), 1e-12)
+            metrics[f"slope_{tag}"] = loglog_slope(late.astype(float), late_regret).slope
 
     # 1. local game, stochastic: hybrid vs negentropy with the quadratic stability model (reported);
     #    the negentropy learner with LS2020's exact objective (C1) runs last (step 5)
     g_loc = make_game(config.local_game)
     u_loc = stochastic_law(config, g_loc.d)
+    learner: LearnerSpec | GlobalSpec  # the loop variable of steps 1 and 3
     for tag, learner in (("hyb_loc", spec("hybrid", "adaptive", 2)), ("neg_loc", spec("negentropy", "fixed", 2))):
         reg, n = go(config.local_game, stochastic_env(u_loc, T), learner)
         record(tag, reg)
@@ -158,7 +170,6 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     reg, n = go(config.local_game, adv, spec("hybrid", "adaptive", 2))
     record("hyb_adv", reg)
     solves += n
-    norm = lambda t: math.sqrt(t * math.log(t))  # noqa: E731
     curves["adv_norm"] = [reg[int(t)] / norm(t) for t in grid]
     curves["adv_norm_late"] = [reg[int(t)] / norm(t) for t in late]
     metrics["adv_norm_final"] = reg[T] / norm(T)
@@ -171,7 +182,6 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         record(tag, reg)
     reg, _ = go(config.global_game, adv, bobw)
     record("bobw_glob_adv", reg)
-    norm23 = lambda t: t ** (2 / 3) * math.log(t) ** (1 / 3)  # noqa: E731
     curves["glob_adv_norm"] = [reg[int(t)] / norm23(t) for t in grid]
     metrics["glob_adv_norm_final"] = reg[T] / norm23(T)
     # 3'. the same two learners with a large gap (reported only: where the log T regime starts)
@@ -233,9 +243,7 @@ def figures(result: RunResult) -> dict:
         fig, axes = plt.subplots(1, len(shown), figsize=(4 * len(shown), 3.4))
         for ax, (title, tags) in zip(axes, shown):
             for tag in tags:
-                ys = transform(result.curve(f"regret_{tag}"))
-                ax.plot(t, ys.mean(axis=0), marker="o", ms=3, label=label[tag])
-                ax.fill_between(t, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
+                band(ax, t, transform(result.curve(f"regret_{tag}")), label=label[tag], marker="o", ms=3)
             ax.set_xscale("log")
             if fname == "regret" and "adversary" not in title:   # adversarial regret can be negative
                 ax.set_yscale("log")

@@ -9,7 +9,7 @@ from icml24.core.lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "components": ["SolverStats", "FixedPointResult", "fixed_point_iteration", "pcdeq_injection",
                    "PcDEQLinear", "PcDEQConv", "UnconstrainedDEQLinear", "project_nonnegative_",
-                   "attach_projection", "DEQ", "unrolled_deq", "LinearDEQNet", "MLPNet", "n_params",
+                   "attach_projection", "DEQ", "unrolled_deq", "LinearDEQNet", "MLPNet",
                    "RowSolve", "iterate_rows", "random_instance", "thompson_distance", "geometric_rate"],
     "data": ["ImageData", "mnist_5k_split", "stratified_indices", "read_idx", "load_idx_dataset"],
     "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures", "property_study"],

@@ -367,11 +367,6 @@ class MLPNet(nn.Module):
         """Nothing to project (kept so all models train with one loop)."""
 
 
-def n_params(module: nn.Module) -> int:
-    """Number of trainable scalars."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
 # ------------------------------------------------------------------------------------------------
 # Property study: random instances, many starts (numpy float64, rows = starts)
 # ------------------------------------------------------------------------------------------------
@@ -391,8 +386,9 @@ class RowSolve(NamedTuple):
     residuals: np.ndarray
 
 
-_NP_SIGMA = {"tanh": np.tanh, "softsign": lambda a: a / (1 + np.abs(a)),
-             "relu6": lambda a: np.clip(a, 0.0, 6.0), "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a))}
+_NP_SIGMA: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "tanh": np.tanh, "softsign": lambda a: a / (1 + np.abs(a)),
+    "relu6": lambda a: np.clip(a, 0.0, 6.0), "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a))}
 
 
 def iterate_rows(w: np.ndarray, x: np.ndarray, z0: np.ndarray, activation: str = "tanh",

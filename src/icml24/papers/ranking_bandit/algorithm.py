@@ -25,8 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from icml24.papers.ranking_bandit.components import (Link, best_list, design_vectors, linear_predictor,
-                                                      mean_function)
+from icml24.papers.ranking_bandit.components import Link, best_list, design_vectors, linear_predictor, mean_function
 
 
 def confidence_radius(n_obs: np.ndarray, dim: int, lam: float, delta: float, n_items: int) -> np.ndarray:

@@ -15,7 +15,7 @@ every random draw comes from generators spawned from ``seed``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def checkpoints(config: Config) -> np.ndarray:
 
 def make_policy(name: str, n_items: int, n_positions: int, dim: int, config: Config):
     """A fresh policy by name: ``ucr``, ``gmle`` (UCR without bonus), ``egreedy`` or ``random``."""
-    glm = dict(link=config.link, lam=config.lam, refit_growth=config.refit_growth)
+    glm: dict[str, Any] = dict(link=config.link, lam=config.lam, refit_growth=config.refit_growth)
     if name == "ucr":
         return UCR(n_items, n_positions, dim, ucb_scale=config.ucb_scale, delta=config.delta, **glm)
     if name == "gmle":

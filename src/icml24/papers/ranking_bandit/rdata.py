@@ -11,6 +11,7 @@ Formats" (https://cran.r-project.org/doc/manuals/r-release/R-ints.html#Serializa
 
 from __future__ import annotations
 
+import builtins
 import bz2
 import gzip
 import lzma
@@ -18,7 +19,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -44,6 +45,8 @@ class RObject:
 class _Stream:
     """Big-endian XDR reader over an uncompressed serialization (after the 'X\\n' format line)."""
 
+    refs: list[Any]
+
     def __init__(self, data: bytes):
         if data[:2] != b"X\n":
             raise ValueError("not an R XDR serialization (expected 'X\\n')")
@@ -60,19 +63,19 @@ class _Stream:
         self.pos += 4
         return v
 
-    def bytes(self, n: int) -> bytes:
+    def bytes(self, n: builtins.int) -> builtins.bytes:
         out = self.data[self.pos:self.pos + n]
         self.pos += n
         return out
 
-    def length(self) -> int:
+    def length(self) -> builtins.int:
         n = self.int()
         if n == -1:  # long vector: two 32-bit halves
             hi, lo = self.int(), self.int()
             n = (hi << 32) + lo
         return n
 
-    def array(self, n: int, fmt: str) -> np.ndarray:
+    def array(self, n: builtins.int, fmt: str) -> np.ndarray:
         dtype = np.dtype(fmt)
         out = np.frombuffer(self.data, dtype=dtype, count=n, offset=self.pos).astype(dtype.newbyteorder("="))
         self.pos += n * dtype.itemsize
@@ -115,6 +118,7 @@ class _Stream:
         if t == CHARSXP:
             n = self.int()
             return RObject(CHARSXP, None if n == -1 else self.bytes(n).decode("utf-8", errors="replace"))
+        value: Any
         if t in (LGLSXP, INTSXP):
             value = self.array(self.length(), ">i4")
         elif t == REALSXP:
@@ -194,7 +198,9 @@ def _lazyload_record(rdb: bytes, offset: int, length: int, compressed: Any) -> b
     rec = rdb[offset:offset + length]
     if compressed in (2, 3):
         kind, body = rec[4:5], rec[5:]
-        return {b"Z": zlib.decompress, b"2": bz2.decompress, b"X": lzma.decompress, b"0": bytes}[kind](body)
+        decoders = cast("dict[bytes, Callable[[bytes], bytes]]",
+                        {b"Z": zlib.decompress, b"2": bz2.decompress, b"X": lzma.decompress, b"0": bytes})
+        return decoders[kind](body)
     return zlib.decompress(rec[4:])
 
 
@@ -235,7 +241,7 @@ def to_python(obj: Any) -> Any:
         return obj
     attrs = obj.attributes
     names = attrs.get("names")
-    cls = attrs.get("class").value if isinstance(attrs.get("class"), RObject) else []
+    cls = cast(RObject, attrs.get("class")).value if isinstance(attrs.get("class"), RObject) else []
     if obj.type == INTSXP and "factor" in cls:
         levels = attrs["levels"].value
         return [None if c == NA_INTEGER else levels[c - 1] for c in obj.value]

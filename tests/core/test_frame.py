@@ -1,0 +1,235 @@
+"""The frame for heavy papers: extras, run context (threads, stage checkpoints, artefact cache),
+user faults (never retried, nothing written), path knobs checked up front, and the code hash."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO, run_cli
+
+from icml24.core import testing
+from icml24.core.context import RunContext, torch_threads
+from icml24.core.errors import UserError
+from icml24.core.executors import execute
+from icml24.core.registry import code_files, get_paper
+from icml24.core.results import read_json
+from icml24.core.store import RunRequest, execute_runs
+
+FIXTURES = REPO / "tests" / "fixtures"
+EXTRA = "stages=frame_fixtures.stages,needs_extra=frame_fixtures.needs_extra"
+
+
+@pytest.fixture
+def fixture_papers(monkeypatch):
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", EXTRA)
+    monkeypatch.syspath_prepend(str(FIXTURES))
+
+
+def _env(log: Path | None = None, fixtures: Path = FIXTURES) -> dict:
+    env = {"ICML24_EXTRA_PAPERS": EXTRA, "PYTHONPATH": os.pathsep.join([str(fixtures), os.environ.get("PYTHONPATH", "")])}
+    if log is not None:
+        env["STAGES_LOG"] = str(log)
+    return env
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*")) if root.exists() else []
+
+
+# -- 1. per-paper dependencies -----------------------------------------------------------------------
+def test_missing_extra_is_one_line_exit_2_and_nothing_written(tmp_path):
+    out = run_cli("run", "needs_extra", "--preset", "smoke", "--out", str(tmp_path / "runs"),
+                  "--results", str(tmp_path / "results"), env=_env())
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no_such_module_xyz" in lines[0] and "pip install 'icml24[llm]'" in lines[0]
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "results").exists()
+
+
+def test_list_and_show_work_without_the_extra_and_without_torch():
+    code = ("import sys; from icml24.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+            "heavy = [m for m in ('torch', 'no_such_module_xyz', 'transformers') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    for args in (["list"], ["show", "needs_extra"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                             env={**os.environ, **_env()}, timeout=60)
+        assert out.returncode == 0, out.stderr
+    assert "Fixture: a paper whose extra is missing" in out.stdout
+
+
+# -- 2. run context ----------------------------------------------------------------------------------
+def test_thread_scope_restores_the_previous_count_even_on_error():
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with torch_threads(0):  # 0: leave the setting alone
+        assert torch.get_num_threads() == before
+
+
+def test_stage_restores_generator_state_on_resume(tmp_path, fixture_papers):
+    exp = get_paper("stages").experiment
+    plain = exp.run(exp.SMOKE, 3)
+    ctx = RunContext(workdir=tmp_path / "work", cache_dir=tmp_path / "cache", code_hash="c1")
+    first = exp.run(exp.SMOKE, 3, ctx)
+    (tmp_path / "work" / "s2.stage.pkl").unlink()  # as if killed during the last stage
+    resumed = exp.run(exp.SMOKE, 3, ctx)
+    assert plain.metrics == first.metrics == resumed.metrics and plain.curves == resumed.curves
+    stale = RunContext(workdir=tmp_path / "work", cache_dir=tmp_path / "cache", code_hash="c2")
+    assert exp.run(exp.SMOKE, 3, stale).metrics == plain.metrics  # older-code checkpoints are recomputed
+
+
+def _stage_log(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_seed_resumes_from_its_checkpoint_after_sigkill(tmp_path):
+    args = ["run", "stages", "--preset", "smoke", "--set", "sleep=1.5", "--results", str(tmp_path / "results")]
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    log = tmp_path / "killed.log"
+    proc = subprocess.Popen([sys.executable, "-m", "icml24.cli", *args, "--out", str(killed)],
+                            env={**os.environ, **_env(log)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(killed.rglob("s1.stage.pkl")):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the seed finished before it could be killed"
+    assert not list(killed.rglob("seed-0.json")), "killed mid-seed: no seed file yet"
+    assert _stage_log(log) == ["build table 3", "stage s0 seed 0", "stage s1 seed 0", "stage s2 seed 0"]
+
+    again = run_cli(*args, "--out", str(killed), env=_env(log))
+    assert again.returncode == 0, again.stderr
+    # stages s0 and s1 came from their checkpoints; only s2 ran again; the cached table was not rebuilt
+    assert _stage_log(log)[4:] == ["stage s2 seed 0"]
+    assert not list(killed.rglob("*.stage.pkl")), "checkpoints are removed once the seed file is written"
+    ref = run_cli(*args, "--out", str(clean), env=_env(tmp_path / "clean.log"))
+    assert ref.returncode == 0, ref.stderr
+
+    def seed0(root):
+        (rdir,) = (root / "stages" / "smoke").iterdir()
+        s = read_json(rdir / "seeds" / "seed-0.json")
+        return s["metrics"], s["curves"]
+
+    assert seed0(killed) == seed0(clean)
+
+
+def test_artefact_is_shared_across_seeds_and_rebuilt_when_the_code_changes(tmp_path, monkeypatch):
+    fixtures = tmp_path / "fixtures"
+    # a private copy under another package name, so that its code can change without touching the repo
+    shutil.copytree(FIXTURES / "frame_fixtures", fixtures / "frame_fixtures_copy")
+    log = tmp_path / "log"
+    monkeypatch.setenv("STAGES_LOG", str(log))
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "stages=frame_fixtures_copy.stages")
+    monkeypatch.syspath_prepend(str(fixtures))
+    paper = get_paper("stages")
+    assert paper.folder == fixtures / "frame_fixtures_copy" / "stages"
+    req = RunRequest(paper, "quick", paper.preset("smoke"), (0, 1, 2))
+    (out,) = execute_runs([req], root=tmp_path / "runs")
+    assert not out.failed and _stage_log(log).count("build table 3") == 1
+    (cached,) = (tmp_path / "runs" / "_cache" / "stages").iterdir()
+    assert read_json(cached / "key.json")["inputs"] == {"table_size": 3}
+
+    old = paper.code_hash
+    with open(paper.folder / "experiment.py", "a") as fh:
+        fh.write("\n# a code change\n")
+    new_paper = get_paper("stages")
+    assert new_paper.code_hash != old
+    (out,) = execute_runs([RunRequest(new_paper, "quick", new_paper.preset("smoke"), (0, 1, 2))], root=tmp_path / "runs")
+    assert not out.failed and out.skipped == 0  # the seeds of older code run again ...
+    assert _stage_log(log).count("build table 3") == 2  # ... and the artefact is rebuilt once, for all of them
+    assert len(list((tmp_path / "runs" / "_cache" / "stages").iterdir())) == 2
+
+
+# -- 3. Ray places units with the resources they ask for -------------------------------------------
+@pytest.mark.ray
+def test_ray_requests_a_gpu_per_cuda_unit_and_cpus_from_threads():
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=4, num_gpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        paper = get_paper("copying")
+        full = RunRequest(paper, "full", paper.preset("full"), (0,))  # FULL: device cuda, threads 0 -> 1 CPU
+        quick = RunRequest(paper, "quick", paper.preset("quick"), (0,))
+        (gpu_unit,), (cpu_unit,) = full.units([0]), quick.units([0])
+        assert (gpu_unit.num_gpus, gpu_unit.num_cpus) == (1.0, 1.0)
+        assert (cpu_unit.num_gpus, cpu_unit.num_cpus) == (0.0, float(paper.preset("quick").threads))
+        outs = {o.unit.preset: o for o in execute([gpu_unit, cpu_unit], fn=testing.assigned_resources, executor="ray")}
+        assert outs["full"].result == {"CPU": 1.0, "GPU": 1.0}
+        assert outs["quick"].result == {"CPU": 1.0}
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# -- 4. user faults: never retried, nothing written --------------------------------------------------
+@pytest.mark.parametrize("fn, kind", [(testing.raise_user_error, "UserError"),
+                                      (testing.raise_missing_file, "FileNotFoundError"),
+                                      (testing.raise_missing_module, "ModuleNotFoundError")])
+def test_user_faults_are_not_retried(fn, kind):
+    for name in ("serial", "process"):
+        (out,) = list(execute([1], fn=fn, executor=name, workers=1))
+        assert out.attempts == 1 and out.user_error and kind in out.error
+
+
+@pytest.mark.parametrize("fault", ["user", "missing_file", "missing_module"])
+def test_a_user_fault_in_a_seed_stops_the_run_and_leaves_nothing(tmp_path, fault):
+    log = tmp_path / "log"
+    out = run_cli("run", "stages", "--preset", "smoke", "--set", f"fault={fault}", "--out", str(tmp_path / "runs"),
+                  "--results", str(tmp_path / "results"), env=_env(log))
+    assert out.returncode == 2, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("error: stages seed 0:")
+    assert _files(tmp_path / "runs") == [] and not (tmp_path / "results").exists()
+
+
+def test_a_worker_fault_is_retried_and_reported(tmp_path, fixture_papers):
+    paper = get_paper("stages")
+    from icml24.core.config import apply_overrides
+
+    req = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=worker"]), (0,))
+    (out,) = execute_runs([req], root=tmp_path / "runs")
+    assert out.result is None and "worker fault" in out.failed[0]
+
+
+def test_data_path_knob_is_checked_before_anything_runs(tmp_path):
+    start = time.perf_counter()
+    out = run_cli("run", "brf", "--preset", "smoke", "--set", "ecg_path=/nonexistent", "--out", str(tmp_path / "runs"),
+                  "--results", str(tmp_path / "results"))
+    assert out.returncode == 2 and out.stderr.strip() == "error: ecg_path=/nonexistent: no such directory"
+    assert time.perf_counter() - start < 30 and not (tmp_path / "runs").exists()
+
+
+def test_missing_cuda_is_a_user_error_when_torch_has_none(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    out = run_cli("run", "copying", "--preset", "smoke", "--device", "cuda", "--out", str(tmp_path / "runs"))
+    assert out.returncode == 2 and "no CUDA device" in out.stderr and not (tmp_path / "runs").exists()
+
+
+# -- 5. the code hash covers the core modules that compute numbers -----------------------------------
+def test_code_hash_covers_imported_core_and_common_modules():
+    names = {p.relative_to(REPO / "src" / "icml24").as_posix() for p in code_files(get_paper("neural_td").folder)}
+    assert "core/stats.py" in names and "core/context.py" in names
+    assert "core/results.py" not in names and "core/config.py" not in names  # plumbing
+    brf = {p.name for p in code_files(get_paper("brf").folder)}
+    assert {"wheel_data.py", "nn.py"} <= brf and "claims.py" not in brf and "card.py" not in brf
+
+
+def test_unknown_device_is_a_user_error():
+    from icml24.core.context import check_device
+
+    with pytest.raises(UserError, match="unknown device"):
+        check_device("tpu")
