@@ -49,3 +49,8 @@ report: $(STAMP)
 
 clean:
 	rm -rf $(VENV) runs report .pytest_cache
+
+# Rerun every paper's QUICK preset on held-out seeds (the preset's seeds + 1000) and print the verdicts beside
+# the published ones (exit 1 if any differs). Nothing is published.
+heldout: $(STAMP)
+	$(BIN)/icml24 heldout --preset quick --executor process --workers 2 --out runs/heldout

@@ -12,7 +12,7 @@ from conftest import REPO
 from icml24.core.card import PaperCard
 from icml24.core.claims import KINDS, Claim
 from icml24.core.compare import SEED_RTOL, close, seed_differences
-from icml24.core.config import apply_overrides, config_hash, field_docs, to_dict
+from icml24.core.config import apply_overrides, check_knobs, config_hash, field_docs, to_dict
 from icml24.core.publish import readme_block, render_results_block
 from icml24.core.registry import get_paper, list_papers
 from icml24.core.results import RunResult, SeedResult, dumps, read_json
@@ -74,6 +74,15 @@ def test_presets_are_frozen_configs_with_docs(paper):
     undocumented = [k for k, doc in field_docs(cfg_type).items() if not doc.strip()]
     assert not undocumented, f"fields without a doc: {undocumented}"
     assert len({config_hash(paper.preset(p)) for p in ("smoke", "quick", "full")}) == 3
+
+
+def test_presets_satisfy_their_knob_rules(paper):
+    for preset in ("smoke", "quick", "full"):
+        check_knobs(paper.preset(preset))  # raises UserError naming the field
+    validate = getattr(paper.experiment, "validate", None)
+    for preset in ("smoke", "quick"):  # FULL may need a data path the user gives (pcdeq: data=idx)
+        if validate is not None:
+            validate(paper.preset(preset))
 
 
 def _bumped(value):

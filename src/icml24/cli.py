@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Callable, List, NoReturn, Optional
 
+from icml24.core.checks import MAX_UNITS
 from icml24.core.errors import UserError
 
 
@@ -76,11 +77,13 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
     """Validate everything the user asked for; returns a RunRequest. Writes nothing."""
     import dataclasses
 
-    from icml24.core.config import apply_overrides, check_paths, parse_seeds
+    from icml24.core import checks
+    from icml24.core.config import apply_overrides, check_knobs, check_paths, parse_seeds
     from icml24.core.context import check_device
     from icml24.core.registry import get_paper
     from icml24.core.store import RunRequest
 
+    checks.no_duplicate_keys(sets)
     paper = get_paper(slug)
     paper.require()  # the paper's extra and data wheels, before its experiment module is imported
     config = paper.preset(preset)
@@ -92,14 +95,34 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
         else:
             overrides.append(f"device={device}")
     config = apply_overrides(config, overrides)
+    check_knobs(config)
     check_paths(config)
     if "device" in {f.name for f in dataclasses.fields(config)}:
         check_device(config.device)
     validate = getattr(paper.experiment, "validate", None)  # optional contract hook: raises UserError
     if validate is not None:
         validate(config)
-    seed_list = parse_seeds(seeds) if seeds else paper.default_seeds(preset)
+    if seeds is not None and not seeds.strip():
+        raise UserError("--seeds is empty; give e.g. 0-4 or 0,3,7, or leave it out for the preset's seeds")
+    seed_list = checks.seed_values(parse_seeds(seeds) if seeds is not None else paper.default_seeds(preset))
     return RunRequest(paper, preset, config, seed_list)
+
+
+def _check_run_options(executor: str, workers, address, max_units: int, requests, dirs: dict[str, Path]) -> None:
+    """Executor options, the unit count and every output folder, before anything runs (writes nothing)."""
+    from icml24.core import checks
+
+    checks.executor_options(executor, workers, address)
+    checks.unit_count(sum(len(r.seeds) for r in requests), max_units)
+    for flag, path in dirs.items():
+        checks.writable_dir(path, flag)
+
+
+def _is_preset(req) -> bool:
+    """The request is the preset's own config and seeds (only then is it published)."""
+    from icml24.core.config import config_hash
+
+    return req.hash == config_hash(req.paper.preset(req.preset)) and req.seeds == req.paper.default_seeds(req.preset)
 
 
 class _Progress:
@@ -158,15 +181,21 @@ def _claims_table(slug: str, claims: list[dict]):
     return table
 
 
-def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok):
+def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok,
+                  redo_corrupt: bool = False):
     from icml24.core.publish import publish
     from icml24.core.store import execute_runs
 
     with _Progress(requests, enabled=sys.stderr.isatty() or sys.stdout.isatty()) as bar:
         outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
-                                device=device or "cpu", on_event=bar)
+                                device=device or "cpu", on_event=bar, redo_corrupt=redo_corrupt)
     con = _console()
     for o in outcomes:
+        if o.result is not None and o.result.diverged:
+            seeds = ", ".join(f"seed {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
+                              for k, v in o.result.diverged.items())
+            con.print(f"[yellow]{o.request.paper.slug}: diverged (NaN): {seeds}; claims reading them are "
+                      "not checkable[/yellow]")
         if o.skipped:
             con.print(f"{o.request.paper.slug}: resumed, {o.skipped} of {len(o.request.seeds)} seeds already done")
         if o.result is None:
@@ -181,7 +210,8 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
 
 
 def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor: str,
-        workers: Optional[int], address: Optional[str], device: Optional[str], out: Path, results: Path) -> int:
+        workers: Optional[int], address: Optional[str], device: Optional[str], out: Path, results: Path,
+        max_units: int, redo_corrupt: bool) -> int:
     """Run one paper at a preset; resumes finished seeds; prints the claims.
 
     With the preset's own config and seeds the run is also published to results/<slug>/<preset>.json
@@ -191,8 +221,10 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
 
     check_executor(executor)
     req = _prepare(slug, preset, seeds, sets, device)
-    publish_ok = not sets and seeds is None
-    outcomes = _run_requests([req], out, results, executor, workers, address, device, publish_ok)
+    publish_ok = _is_preset(req)
+    _check_run_options(executor, workers, address, max_units, [req],
+                       {"--out": out, **({"--results": results} if publish_ok else {})})
+    outcomes = _run_requests([req], out, results, executor, workers, address, device, publish_ok, redo_corrupt)
     return 1 if outcomes[0].failed else 0
 
 
@@ -214,7 +246,8 @@ def check(slug: str, from_: Optional[Path], results: Path) -> int:
 
 
 def reproduce(preset: str, executor: str, workers: Optional[int], address: Optional[str], only: Optional[str],
-              seeds: Optional[str], out: Path, results: Path, report_dir: Path) -> int:
+              seeds: Optional[str], out: Path, results: Path, report_dir: Path, max_units: int,
+              redo_corrupt: bool) -> int:
     """Every paper at a preset, then the report. Resumes: finished seeds are not run again."""
     from icml24.core.executors import check_executor
     from icml24.core.publish import update_top_readme
@@ -222,14 +255,61 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     from icml24.core.report import build_report
 
     check_executor(executor)
-    slugs = [s.strip() for s in only.split(",")] if only else list_papers()
+    if only is not None and not [s for s in only.split(",") if s.strip()]:
+        raise UserError("--only is empty; give comma-separated slugs (icml24 list shows them)")
+    slugs = [s.strip() for s in only.split(",") if s.strip()] if only else list_papers()
     requests = [_prepare(s, preset, seeds, [], None) for s in slugs]
-    outcomes = _run_requests(requests, out, results, executor, workers, address, None, seeds is None)
+    _check_run_options(executor, workers, address, max_units, requests,
+                       {"--out": out, "--results": results, "--report": report_dir})
+    outcomes = _run_requests(requests, out, results, executor, workers, address, None, seeds is None, redo_corrupt)
     index = build_report(report_dir, results, slugs=slugs, preset=preset)
     if not only:
         update_top_readme(results, slugs)
     _console().print(f"report: {index}")
     return 1 if any(o.failed for o in outcomes) else 0
+
+
+def heldout(preset: str, executor: str, workers: Optional[int], address: Optional[str], only: Optional[str],
+            seeds: Optional[str], offset: int, out: Path, results: Path, max_units: int, redo_corrupt: bool) -> int:
+    """Rerun papers at a preset on held-out seeds (the preset's seeds + offset, as many) and print their
+    verdicts beside the published ones; exit 1 if any verdict differs. Nothing is published."""
+    from rich.table import Table
+
+    from icml24.core import checks
+    from icml24.core.publish import fmt
+    from icml24.core.registry import list_papers
+    from icml24.core.results import read_json
+
+    if seeds is not None:
+        raise UserError("heldout chooses its seeds (the preset's + --offset); use --offset, not --seeds")
+    if offset < 1:
+        raise UserError(f"--offset {offset}: must be at least 1 (0 would rerun the published seeds)")
+    slugs = [s.strip() for s in only.split(",") if s.strip()] if only else list_papers()
+    requests = []
+    for slug in slugs:
+        published = results / slug / f"{preset}.json"
+        if not published.is_file():
+            raise UserError(f"no published results at {published} to compare with")
+        req = _prepare(slug, preset, None, [], None)
+        req.seeds = checks.seed_values(tuple(s + offset for s in req.seeds))
+        requests.append((req, read_json(published)))
+    _check_run_options(executor, workers, address, max_units, [r for r, _ in requests], {"--out": out})
+    outcomes = _run_requests([r for r, _ in requests], out, results, executor, workers, address, None, False,
+                             redo_corrupt)
+    table = Table("paper", "claim", "published", "held-out seeds", "agree", "held-out value [95% CI]",
+                  title=f"{preset}: published seeds vs seeds + {offset}")
+    flips = 0
+    for o, (_, published) in zip(outcomes, requests):
+        fresh = {c["claim_id"]: c for c in (o.result.claims if o.result else [])}
+        for c in published["claims"]:
+            f = fresh.get(c["claim_id"], {"verdict": "missing", "value": None, "low": None, "high": None})
+            same = f["verdict"] == c["verdict"]
+            flips += not same
+            table.add_row(o.request.paper.slug, c["claim_id"], c["verdict"], f["verdict"],
+                          "yes" if same else "[red]NO[/red]", f"{fmt(f['value'])} [{fmt(f['low'])}, {fmt(f['high'])}]")
+    _console().print(table)
+    _console().print(f"{flips} verdict(s) differ from the published ones")
+    return 1 if flips or any(o.failed for o in outcomes) else 0
 
 
 def report(out: Path, results: Path, preset: str) -> int:
@@ -241,7 +321,10 @@ def report(out: Path, results: Path, preset: str) -> int:
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     if results.exists() and not results.is_dir():
         raise UserError(f"--results {results} is not a folder")
+    from icml24.core.checks import writable_dir
     from icml24.core.publish import update_top_readme
+
+    writable_dir(out, "--out")
     from icml24.core.registry import list_papers
 
     _console().print(f"report: {build_report(out, results, preset=preset)}")
@@ -273,6 +356,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
         p.add_argument("--seeds", "-s", default=None, help="e.g. 0-4 or 0,3,7 (default: the preset's)")
         p.add_argument("--out", type=Path, default=Path("runs"), help="run store root (default runs/)")
+        p.add_argument("--max-units", type=int, default=MAX_UNITS,
+                       help=f"refuse to start more seeds than this in one command (default {MAX_UNITS})")
+        p.add_argument("--redo-corrupt", action="store_true",
+                       help="a corrupt file in a run directory: start its unit over instead of stopping")
         results_opt(p)
 
     p = sub.add_parser("list", help="all papers: slug, title, claims, last QUICK verdicts",
@@ -301,6 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
     exec_opts(p)
     p.add_argument("--only", default=None, help="comma-separated slugs (default: every paper)")
     p.add_argument("--report", dest="report_dir", type=Path, default=Path("report"), help="report folder")
+    p = sub.add_parser("heldout", help="rerun on held-out seeds; verdicts beside the published ones",
+                       description="Rerun papers at a preset on held-out seeds (the preset's seeds + --offset) "
+                       "and print their verdicts beside the published ones; exit 1 if any differs.")
+    exec_opts(p)
+    p.add_argument("--only", default=None, help="comma-separated slugs (default: every paper)")
+    p.add_argument("--offset", type=int, default=1000, help="held-out seeds are the preset's seeds + this")
     p = sub.add_parser("report", help="build the static HTML site from results/",
                        description="Build the static HTML site from the published results.")
     p.add_argument("--out", type=Path, default=Path("report"), help="output folder (default report/)")
@@ -310,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[..., int]] = {"list": list_cmd, "show": show, "run": run, "check": check,
-                                           "reproduce": reproduce, "report": report}
+                                           "reproduce": reproduce, "heldout": heldout, "report": report}
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -323,3 +323,30 @@ def test_digit_sequences_from_mnist5k():
     assert np.array_equal(np.bincount(d.y_test), np.full(10, 150)) and 0 <= d.x_train.min() and d.x_train.max() <= 1
     with pytest.raises(ValueError):
         digit_sequences(np.random.default_rng(0), source="cifar")
+
+
+@pytest.mark.parametrize("preset, overrides, error", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["lr=-0.1"], "lr="), ("SMOKE", ["alif_lr=5"], "alif_lr="), ("SMOKE", ["epochs=0"], "epochs="),
+    ("SMOKE", ["digits_source=cifar"], "digits_source="), ("SMOKE", ["test_fraction=1"], "test_fraction="),
+    ("SMOKE", ["freq_train=1"], "freq_train="), ("SMOKE", ["sd_per_class=301"], "sd_per_class="),
+    ("SMOKE", ["tau_out=20,-1"], "tau_out="), ("SMOKE", ["omega_s=50,15"], "omega_s"),
+    ("SMOKE", ["b_offset=1,0.1"], "b_offset"), ("SMOKE", ["alif_tau_adp=0,5"], "alif_tau_adp"),
+    ("SMOKE", ["test_fraction=0.01"], "test_fraction"), ("SMOKE", ["sd_per_class=1"], "test_fraction"),
+    ("SMOKE", ["ecg_epochs=500"], "ecg_epochs"), ("SMOKE", ["input_gain=0"], "input_gain="),
+])
+def test_config_rules(preset, overrides, error):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+    from icml24.papers.brf import experiment as ex
+
+    def check():
+        cfg = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(cfg)
+        ex.validate(cfg)
+
+    if error is None:
+        check()
+    else:
+        with pytest.raises(UserError, match=error):
+            check()

@@ -266,3 +266,33 @@ def test_greedy_decoding_of_a_copying_model_returns_the_input():
     assert tk.greedy_string_accuracy(lm, batch, start) == 1.0
     acc = tk.teacher_forced_accuracy(lm, batch)
     assert acc.string == 1.0 and acc.char == 1.0
+
+
+# -- config rules ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("preset, overrides, error", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["lr=0"], "lr="), ("SMOKE", ["lr=1e9"], "lr="), ("SMOKE", ["steps=0"], "steps="),
+    ("SMOKE", ["theory_ns="], "theory_ns="), ("SMOKE", ["gen_factors=1,0"], "gen_factors="),
+    ("SMOKE", ["copy_models=rope,gpt"], "copy_models="), ("SMOKE", ["gssm_max_states=1"], "gssm_max_states="),
+    ("SMOKE", ["train_len_min=7"], "train_len_min"), ("SMOKE", ["lookup_len_min=7"], "lookup_len_min"),
+    ("SMOKE", ["n_hard=5"], "n_hard"), ("SMOKE", ["d_model=18"], "d_model"),
+    ("SMOKE", ["d_model=12", "n_heads=4", "n_hard=2"], "rope"),
+    ("SMOKE", ["lookup_runs=mamba-prefix"], "lookup_runs"), ("SMOKE", ["lookup_runs=gpt:prefix"], "lookup_runs"),
+    ("SMOKE", ["lookup_runs=mamba:copy"], "lookup_runs"), ("SMOKE", ["context=14"], "context"),
+    ("SMOKE", ["lookup_ngram=3", "lookup_answer=3"], "lookup_len_min"), ("SMOKE", ["alphabet=1"], "alphabet"),
+])
+def test_config_rules(preset, overrides, error):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+    from icml24.papers.copying import experiment as ex
+
+    def check():
+        cfg = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(cfg)
+        ex.validate(cfg)
+
+    if error is None:
+        check()
+    else:
+        with pytest.raises(UserError, match=error):
+            check()

@@ -213,3 +213,28 @@ def test_committed_quick_claims_are_what_the_engine_measures():
     assert measured.keys() == stored.keys()
     for cid, (verdict, value) in measured.items():
         assert verdict == stored[cid][0] and value == pytest.approx(stored[cid][1], rel=1e-9), cid
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["reps=-3"], "reps"), ("SMOKE", ["reps=0"], "reps"), ("SMOKE", ["gates=foo"], "gates"),
+    ("SMOKE", ["gates="], "gates"), ("SMOKE", ["threads=-1"], "threads"), ("SMOKE", ["init_scale=nan"], "init_scale"),
+    ("SMOKE", ["n_min=1000", "n_max=100"], "n_min"), ("SMOKE", ["k_fit=1"], "k_fit"), ("SMOKE", ["tau=0"], "tau"),
+    ("SMOKE", ["nu=0.1,-0.2"], "nu"), ("SMOKE", ["y_grid=1"], "y_grid"), ("SMOKE", ["n_points=1"], "n_points"),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+    from icml24.papers.moe_gating import experiment as ex
+
+    def check() -> None:  # what the CLI does before anything runs
+        config = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(config)
+        ex.validate(config)
+
+    if field is None:
+        check()
+        return
+    with pytest.raises(UserError) as err:
+        check()
+    assert field in str(err.value) and "\n" not in str(err.value)

@@ -273,3 +273,29 @@ def test_quick_seed_runs_and_measures_every_claim_metric():
         for name in claim.needs:
             vals = res.curves[name] if name in res.curves else [res.metrics[name]]
             assert np.all(np.isfinite(vals)), name
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["n_chains=0"], "n_chains"), ("SMOKE", ["n_states=1", "n_actions=1"], "n_states"),
+    ("SMOKE", ["gamma=1.5"], "gamma"), ("SMOKE", ["gamma=1"], "gamma"), ("SMOKE", ["omega=0"], "omega"),
+    ("SMOKE", ["widths=32,16,8"], "widths"), ("SMOKE", ["t_first=500"], "t_first"),
+    ("SMOKE", ["fit_from=300"], "fit_from"), ("SMOKE", ["earlier_horizons="], "earlier_horizons"),
+    ("SMOKE", ["floor_iters=0"], "floor_iters"), ("SMOKE", ["concentration=0"], "concentration"),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+    from icml24.papers.neural_td import experiment as ex
+
+    def check() -> None:  # what the CLI does before anything runs
+        config = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(config)
+        ex.validate(config)
+
+    if field is None:
+        check()
+        return
+    with pytest.raises(UserError) as err:
+        check()
+    assert field in str(err.value) and "\n" not in str(err.value)

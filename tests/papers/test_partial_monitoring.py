@@ -51,6 +51,23 @@ def test_observability_matches_literature(game, local, glob):
     assert (o.locally_observable, o.globally_observable) == (local, glob)
 
 
+def test_a_degenerate_action_in_the_neighbourhood_carries_the_information():
+    # Actions 0 and 1 see nothing; action 2 is optimal only at u = (1/2, 1/2), the face between them, and
+    # reveals the outcome. By the definition (Bartok et al. 2014; Lattimore & Szepesvari ch. 37) N_01 =
+    # {0, 1, 2}, so l_0 - l_1 lies in the span of the neighbourhood's signals: locally observable.
+    from icml24.papers.partial_monitoring.components import Game, neighbourhood
+    L = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]])
+    g = Game("revealing_degenerate", L, np.array([[0, 0], [0, 0], [1, 2]]))
+    assert neighbourhood(L, 0, 1) == [0, 1, 2]
+    o = observability(g)
+    assert o.pareto == (0, 1) and o.neighbours == ((0, 1),)
+    assert o.locally_observable and o.globally_observable
+    # the same action moved off the face (loss 0.6 everywhere) is no longer in the neighbourhood
+    L_off = np.array([[0.0, 1.0], [1.0, 0.0], [0.6, 0.6]])
+    assert neighbourhood(L_off, 0, 1) == [0, 1]
+    assert not observability(Game("off_face", L_off, g.Phi)).locally_observable
+
+
 def test_unobservable_game_is_detected():
     # two actions with different losses, no action distinguishes the outcomes: not even globally observable
     from icml24.papers.partial_monitoring.components import Game
@@ -388,3 +405,31 @@ def test_quick_claims_are_measured(tmp_path):
     claims = {c["claim_id"]: c for c in result.claims}
     assert set(claims) == {"C1a", "C1b", "C2", "C3a", "C3b", "C3c", "C4"}
     assert all(c["verdict"] in ("pass", "fail") and math.isfinite(c["value"]) for c in claims.values())
+
+
+@pytest.mark.parametrize("preset, overrides, error", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["c=0"], "c="), ("SMOKE", ["n_late=1"], "n_late="), ("SMOKE", ["n_checkpoints=1"], "n_checkpoints="),
+    ("SMOKE", ["first_checkpoint=1"], "first_checkpoint="), ("SMOKE", ["local_game=chess"], "local_game="),
+    ("SMOKE", ["grid_games="], "grid_games="), ("SMOKE", ["u_two=1.5,-0.5"], "u_two="),
+    ("SMOKE", ["resolve_tol=-1"], "resolve_tol="), ("SMOKE", ["adv_first_phase=0"], "adv_first_phase="),
+    ("SMOKE", ["horizon=100"], "horizon"), ("SMOKE", ["u_two=0.7,0.2"], "u_two"),
+    ("SMOKE", ["local_game=bandit3", "grid_games=bandit3"], "local_game"),
+    ("SMOKE", ["global_game=pricing3"], "global_game"), ("SMOKE", ["u_two=0.5,0.5"], "gap"),
+    ("SMOKE", ["corruption_rounds=200"], "corruption_rounds"),
+])
+def test_config_rules(preset, overrides, error):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+    from icml24.papers.partial_monitoring import experiment as ex
+
+    def check():
+        cfg = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(cfg)
+        ex.validate(cfg)
+
+    if error is None:
+        check()
+    else:
+        with pytest.raises(UserError, match=error):
+            check()

@@ -281,3 +281,28 @@ def test_full_preset_without_data_dir_is_refused_before_anything_runs(tmp_path):
     out = run_cli("run", "pcdeq", "--preset", "full", "--out", str(tmp_path / "runs"), cwd=tmp_path)
     assert out.returncode == 2 and "data=idx needs data_dir" in out.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("preset, overrides, error", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", ["data_dir={tmp}"], None),
+    ("FULL", [], "data_dir"), ("SMOKE", ["lr=0"], "lr="), ("SMOKE", ["lr=2"], "lr="),
+    ("SMOKE", ["batch_size=1"], "batch_size="), ("SMOKE", ["prop_norms="], "prop_norms="),
+    ("SMOKE", ["prop_norms=0.5,-1"], "prop_norms="), ("SMOKE", ["tol=0"], "tol="), ("SMOKE", ["prop_tol=1"], "prop_tol="),
+    ("SMOKE", ["milestone_frac=1.5"], "milestone_frac="), ("SMOKE", ["max_iter=0"], "max_iter="),
+    ("SMOKE", ["epochs=0"], "epochs="), ("SMOKE", ["n_test=0"], "n_test="),
+    ("SMOKE", ["n_train=4500", "n_test=1000"], "n_train"), ("SMOKE", ["n_train=4991", "n_test=9"], "n_train"),
+])
+def test_config_rules(preset, overrides, error, tmp_path):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.papers.pcdeq import experiment as ex
+
+    def check():
+        cfg = apply_overrides(getattr(ex, preset), [o.format(tmp=tmp_path) for o in overrides])
+        check_knobs(cfg)
+        ex.validate(cfg)
+
+    if error is None:
+        check()
+    else:
+        with pytest.raises(UserError, match=error):
+            check()

@@ -369,3 +369,28 @@ def test_r_reader_reads_an_rds_and_a_lazy_load_database(tmp_path):
     np.testing.assert_array_equal(got.item, [31, 1029, 31, 7])
     np.testing.assert_allclose(got.rating, [2.5, 3.0, 4.5, 5.0])
     assert rdata.read_r_object(folder, "other").tolist() == [1.0]
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["n_positions=7"], "n_positions"), ("SMOKE", ["first_checkpoint=300"], "first_checkpoint"),
+    ("SMOKE", ["grid_positions=2,2"], "grid_positions"), ("SMOKE", ["grid_positions=2,7,3"], "grid_positions"),
+    ("SMOKE", ["grid_items="], "grid_items"), ("SMOKE", ["epsilon=1.5"], "epsilon"), ("SMOKE", ["delta=0"], "delta"),
+    ("SMOKE", ["lam=0"], "lam"), ("SMOKE", ["link=probit"], "link"), ("SMOKE", ["ml_positions=60"], "ml_positions"),
+    ("SMOKE", ["horizon=0"], "horizon"),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+
+    def check() -> None:  # what the CLI does before anything runs
+        config = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(config)
+        ex.validate(config)
+
+    if field is None:
+        check()
+        return
+    with pytest.raises(UserError) as err:
+        check()
+    assert field in str(err.value) and "\n" not in str(err.value)

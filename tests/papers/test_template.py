@@ -38,3 +38,27 @@ def test_quick_claims_all_pass(tmp_path):
     verdicts = {c["claim_id"]: c["verdict"] for c in result.claims}
     assert verdicts == {f"C{i}": "pass" for i in range(1, 7)}
     assert math.isclose(result.claims[2]["value"], math.pi / 2, rel_tol=0.06)
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["reps=0"], "reps"), ("SMOKE", ["n_values="], "n_values"), ("SMOKE", ["n_values=8,0,32"], "n_values"),
+    ("SMOKE", ["n_values=32,8"], "n_values"), ("SMOKE", ["coverage_n=1"], "coverage_n"),
+    ("SMOKE", ["stream_length=5"], "stream_length"), ("SMOKE", ["mu=inf"], "mu"),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+    from icml24.papers._template import experiment as ex
+
+    def check() -> None:  # what the CLI does before anything runs
+        config = apply_overrides(getattr(ex, preset), overrides)
+        check_knobs(config)
+        ex.validate(config)
+
+    if field is None:
+        check()
+        return
+    with pytest.raises(UserError) as err:
+        check()
+    assert field in str(err.value) and "\n" not in str(err.value)

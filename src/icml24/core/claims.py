@@ -5,9 +5,10 @@ statistic, and a pass :class:`Band` per preset. :func:`evaluate` computes the me
 its CI over seeds first, and only then the verdict:
 
 * ``pass``  - the statistic lies in the preset's band (strict bounds unless ``Band(closed=True)``);
-* ``fail``  - it does not, or the measured number is NaN / a seed diverged;
+* ``fail``  - it does not;
 * ``not checkable`` - the preset has no band (too small to test this claim), a metric the claim
-  needs is absent from the run (e.g. data not present), or a CI needs more seeds than were run.
+  needs is absent from the run (e.g. data not present), a seed diverged (a metric the claim reads is
+  NaN: the detail names the seed and the metric), or a CI needs more seeds than were run.
 
 Kinds (all CIs are over seeds, see :mod:`icml24.core.stats`):
 
@@ -184,6 +185,13 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
     missing = [m for m in claim.needs if m not in have]
     if missing:
         return out(Verdict.NOT_CHECKABLE, detail=f"run has no {', '.join(missing)}")
+
+    for s in result.seeds:
+        for name in claim.needs:
+            vals = s.curves[name] if claim.reads_curves else [s.metrics[name]]
+            if any(_nan(v) for v in vals):
+                return out(Verdict.NOT_CHECKABLE, n=len(result.seeds),
+                           detail=f"seed {s.seed} diverged: {name} is NaN (see the run's 'diverged')")
 
     drift = math.nan
     if claim.kind in ("order", "equiv"):

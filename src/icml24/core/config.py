@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import typing
 from typing import Any, Literal, get_args, get_origin
 
@@ -27,19 +28,70 @@ DOC = "doc"
 PATH = "path"  # metadata key of data-path knobs: "file", "dir" or "any"
 
 
-def knob(default: Any, doc: str) -> Any:
-    """A dataclass field with a default value and a one-line documentation string.
+RULES = "rules"  # metadata key of a knob's value rules (see :func:`knob`)
+
+
+def knob(default: Any, doc: str, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
+         lt: float | None = None, choices: tuple | None = None, nonempty: bool = False, finite: bool = True) -> Any:
+    """A dataclass field with a default value, a one-line documentation string and its valid values.
+
+    Where the type cannot say what is valid, the knob does: ``ge``/``gt``/``le``/``lt`` bound a number
+    (every element of a tuple of numbers), ``choices`` lists the allowed strings (every element of a
+    tuple of strings), ``nonempty`` rejects '' and (); a float must be finite unless ``finite=False``.
+    :func:`check_knobs` enforces them (the CLI, before anything runs; the contract test, on the presets).
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
     ... class C:
-    ...     lr: float = knob(0.1, "learning rate")
+    ...     lr: float = knob(0.1, "learning rate", gt=0)
     >>> field_docs(C)
     {'lr': 'learning rate'}
+    >>> check_knobs(C(lr=-1.0))
+    Traceback (most recent call last):
+    ...
+    icml24.core.errors.UserError: lr=-1.0: must be > 0
     """
     if isinstance(default, list):
         raise TypeError("use a tuple, not a list, as a config default (configs are frozen and hashable)")
-    return dataclasses.field(default=default, metadata={DOC: doc})
+    rules = {k: v for k, v in dict(ge=ge, gt=gt, le=le, lt=lt, choices=choices).items() if v is not None}
+    rules.update(nonempty=nonempty, finite=finite)
+    return dataclasses.field(default=default, metadata={DOC: doc, RULES: rules})
+
+
+def _violation(value: Any, rules: dict[str, Any]) -> str | None:
+    """Why ``value`` breaks ``rules`` (None if it does not); tuples are checked element by element."""
+    if rules.get("nonempty") and (value == "" or value == ()):
+        return "must not be empty"
+    if isinstance(value, tuple):
+        for v in value:
+            why = _violation(v, {**rules, "nonempty": False})
+            if why is not None:
+                return f"every element {why}" if not why.startswith("every") else why
+        return None
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and rules.get("finite", True) and not math.isfinite(value):
+        return "must be a finite number"
+    if isinstance(value, (int, float)):
+        for key, op, text in (("ge", lambda a, b: a >= b, ">="), ("gt", lambda a, b: a > b, ">"),
+                              ("le", lambda a, b: a <= b, "<="), ("lt", lambda a, b: a < b, "<")):
+            bound = rules.get(key)
+            if bound is not None and not op(value, bound):
+                return f"must be {text} {bound:g}"
+    if isinstance(value, str) and rules.get("choices") is not None and value not in rules["choices"]:
+        return f"must be one of {', '.join(map(str, rules['choices']))}"
+    return None
+
+
+def check_knobs(config: Any) -> None:
+    """A one-line :class:`UserError` for the first field whose value breaks its knob's rules."""
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        rules = dict(f.metadata.get(RULES, {"finite": True}))
+        why = _violation(value, rules)
+        if why is not None:
+            shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
+            raise UserError(f"{f.name}={shown}: {why}")
 
 
 def path_knob(default: str, doc: str, kind: Literal["file", "dir", "any"] = "any") -> Any:

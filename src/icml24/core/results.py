@@ -128,6 +128,17 @@ class RunResult:
     provenance: dict[str, Any] = field(default_factory=dict)
     claims: list[dict[str, Any]] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    diverged: dict[str, list[str]] = field(default_factory=dict)  # seed -> its NaN metrics and curves
+
+    def find_diverged(self) -> dict[str, list[str]]:
+        """Seed -> names of its metrics and curves holding a NaN (a diverged run), for seeds that have any."""
+        out = {}
+        for s in self.seeds:
+            bad = [k for k, v in s.metrics.items() if math.isnan(v)]
+            bad += [k for k, v in s.curves.items() if any(math.isnan(x) for x in v)]
+            if bad:
+                out[str(s.seed)] = sorted(bad)
+        return out
 
     # -- per-seed views used by the claims engine -------------------------------------------
     def metric_names(self) -> set[str]:
@@ -154,13 +165,14 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         return {"slug": self.slug, "preset": self.preset, "config": self.config,
                 "config_hash": self.config_hash, "seeds": [s.to_dict() for s in self.seeds],
-                "provenance": self.provenance, "claims": self.claims, "failed": self.failed}
+                "provenance": self.provenance, "claims": self.claims, "failed": self.failed,
+                "diverged": self.diverged}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "RunResult":
         return cls(d["slug"], d["preset"], d["config"], d["config_hash"],
                    [SeedResult.from_dict(s) for s in d["seeds"]], d.get("provenance", {}),
-                   d.get("claims", []), d.get("failed", {}))
+                   d.get("claims", []), d.get("failed", {}), d.get("diverged", {}))
 
 
 # -- provenance -------------------------------------------------------------------------------

@@ -146,6 +146,7 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
         return None
     result = R.RunResult(req.paper.slug, req.preset, to_dict(req.config), req.hash, seeds,
                          failed={str(k): v for k, v in failed.items()})
+    result.diverged = result.find_diverged()
     result.claims = [c.to_dict() for c in req.paper.check(result, req.preset)]
     compute = sum(s.wall_time for s in seeds)
     result.provenance = R.provenance(device=device, wall_time=compute, elapsed_s=elapsed,
@@ -156,6 +157,20 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     save_figures(req, result, rdir / "figures")
     R.write_json(rdir / "result.json", result.to_dict())
     return result
+
+
+def _readable(path: Path, redo_corrupt: bool) -> bool:
+    """Whether a run-store JSON file parses; a corrupt one is a :class:`UserError` naming it, unless
+    ``redo_corrupt`` (then False: the caller removes it and runs that unit again)."""
+    from icml24.core.checks import readable_run_file
+
+    try:
+        readable_run_file(path)
+        return True
+    except UserError:
+        if redo_corrupt:
+            return False
+        raise
 
 
 def _first_missing(path: Path, root: Path) -> Path:
@@ -182,10 +197,12 @@ def execute_runs(
     address: str | None = None,
     device: str = "cpu",
     on_event: Callable[[str, Any], None] | None = None,
+    redo_corrupt: bool = False,
 ) -> list[RunOutcome]:
     """Run every request's missing seeds on one executor, then finalize each run directory.
 
-    ``on_event(kind, payload)`` receives ``("start", {key: total})``, ``("skip", request)`` for
+    A corrupt file in a run directory is a :class:`UserError` naming it; with ``redo_corrupt`` it is
+    removed and its unit runs again. ``on_event(kind, payload)`` receives ``("start", {key: total})``, ``("skip", request)`` for
     resumed units, and ``("done", outcome)`` per finished unit (progress bars hang off it).
     """
     requests = list(requests)
@@ -197,14 +214,19 @@ def execute_runs(
     created: list[Path] = []  # removed again if a user fault stops the call
     written: list[Path] = []
     code = {i: req.paper.code_hash for i, req in enumerate(requests)}
-    for i, req in enumerate(requests):
-        rdir = run_dir(root, req)
-        dirs[i] = rdir
+    for i, req in enumerate(requests):  # read and check everything first: a bad store writes nothing
+        rdir = dirs[i] = run_dir(root, req)
         if (rdir / "config.json").exists():
-            saved = R.read_json(rdir / "config.json")
-            if saved != to_dict(req.config):
+            if not _readable(rdir / "config.json", redo_corrupt):
+                (rdir / "config.json").unlink()
+            elif R.read_json(rdir / "config.json") != to_dict(req.config):
                 raise UserError(f"{rdir} holds a different config; remove it or use another --out")
-        else:
+        for s in req.seeds:
+            if seed_file(rdir, s).exists() and not _readable(seed_file(rdir, s), redo_corrupt):
+                seed_file(rdir, s).unlink()
+    for i, req in enumerate(requests):
+        rdir = dirs[i]
+        if not (rdir / "config.json").exists():
             created.append(_first_missing(rdir, root))
             R.write_json(rdir / "config.json", to_dict(req.config))
         for stale in rdir.rglob(R.TMP_PREFIX + "*"):  # temp files of a killed run: never read, remove

@@ -127,6 +127,29 @@ def _in_row_span(vec: np.ndarray, rows: np.ndarray) -> bool:
     return bool(np.linalg.norm(rows.T @ coef - vec) <= 1e-8 * max(1.0, cast(float, np.linalg.norm(vec))))
 
 
+def neighbourhood(L: np.ndarray, a: int, b: int) -> list[int]:
+    """N_ab = {c : C_a \u2229 C_b \u2286 C_c}: the actions whose cell contains the face of neighbours a, b
+    (Bartok et al. 2014, Def. 2; Lattimore & Szepesvari 2020, Sec. 37.2), degenerate actions included.
+
+    On the face F = {u in simplex : l_a u = l_b u <= l_e u for all e}, l_a u is the smallest loss, so
+    c's cell contains F iff max_{u in F} (l_c - l_a)^T u <= 0: one LP per action.
+
+    >>> L = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]])  # action 2 is optimal only at u = (1/2, 1/2)
+    >>> neighbourhood(L, 0, 1)
+    [0, 1, 2]
+    """
+    k, d = L.shape
+    A_ub = L[a][None, :] - L  # (k, d): l_a u <= l_e u for every e
+    A_eq = np.vstack([np.ones((1, d)), (L[a] - L[b])[None, :]])  # sum u = 1, l_a u = l_b u
+    out = []
+    for c in range(k):
+        res = linprog(-(L[c] - L[a]), A_ub=A_ub, b_ub=np.zeros(k), A_eq=A_eq, b_eq=np.array([1.0, 0.0]),
+                      bounds=[(0.0, None)] * d, method="highs")
+        if res.status == 0 and -res.fun <= _TOL:
+            out.append(c)
+    return out
+
+
 def observability(game: Game) -> Observability:
     """Pareto-optimal actions, neighbours and local/global observability, by linear programming.
 
@@ -161,9 +184,7 @@ def observability(game: Game) -> Observability:
         eps = _interior_point(A, np.zeros(len(others)), (L[a] - L[b])[None], np.zeros(1), d)
         if eps > _TOL:
             neighbours.append((a, b))
-            # N_ab: actions whose cell contains the face = those whose loss rows tie with a's on it
-            face = [c for c in range(k) if not distinct(a, c) or not distinct(b, c)]
-            neigh_sets.append(sorted(set(face) | {a, b}))
+            neigh_sets.append(neighbourhood(L, a, b))
     S = [game.signal_matrix(a) for a in range(k)]
     local = all(_in_row_span(L[a] - L[b], np.vstack([S[c] for c in nab]))
                 for (a, b), nab in zip(neighbours, neigh_sets))

@@ -1,0 +1,97 @@
+"""Up-front checks of what a command will write to and how it will run (paths, executors, seeds).
+
+Each raises a one-line :class:`UserError` before anything is computed or written; none leaves a file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+from icml24.core.errors import UserError
+
+MAX_UNITS = 1000
+"""Largest number of (paper, seed) units one command starts unless ``--max-units`` raises it."""
+MAX_SEED = 2**32 - 1
+"""Largest seed: numpy's and torch's generators take seeds below 2^32 without folding them."""
+
+
+def writable_dir(path: Path, flag: str) -> Path:
+    """``path`` can be a folder this process creates files in: it is a folder or can be made one.
+
+    Probed by creating (and removing at once) a temporary folder in its nearest existing ancestor,
+    so /proc, read-only mounts and plain files are caught without writing anything that stays.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {path} is a file, not a folder")
+    ancestor = path
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(f"{flag} {path}: {ancestor} is a file, not a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=".icml24-probe-", dir=ancestor)
+    except OSError as exc:
+        raise UserError(f"{flag} {path}: cannot write in {ancestor} ({exc.strerror or exc})") from None
+    shutil.rmtree(probe, ignore_errors=True)
+    return path
+
+
+def executor_options(executor: str, workers: int | None, address: str | None) -> None:
+    """``--workers`` is a positive count; ``--address`` belongs to Ray and must answer within 3 s."""
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers {workers}: must be at least 1")
+    if workers is not None and executor == "serial" and workers != 1:
+        raise UserError("--workers needs --executor process or ray (serial runs one unit at a time)")
+    if address is None:
+        return
+    if executor != "ray":
+        raise UserError("--address is the Ray cluster address; it needs --executor ray")
+    if address == "auto":
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise UserError(f"--address {address!r}: use host:port (e.g. 10.0.0.5:6379) or auto")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=3).close()
+    except OSError as exc:
+        raise UserError(f"--address {address}: no Ray cluster answers there ({exc.strerror or exc})") from None
+
+
+def seed_values(seeds: tuple[int, ...]) -> tuple[int, ...]:
+    """Every seed in ``[0, MAX_SEED]``."""
+    bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
+    if bad:
+        raise UserError(f"seed {bad[0]} is out of range: seeds are integers from 0 to {MAX_SEED}")
+    return seeds
+
+
+def unit_count(n: int, limit: int) -> None:
+    """A command may start at most ``limit`` units (``--max-units``), so a typo does not start 100,001."""
+    if n > limit:
+        raise UserError(f"this would start {n} seeds, more than --max-units {limit}; raise it to mean it")
+
+
+def no_duplicate_keys(sets: list[str]) -> None:
+    """Each config key is set at most once (``--set a=1 --set a=2`` is ambiguous)."""
+    seen: set[str] = set()
+    for item in sets:
+        key = item.partition("=")[0].strip()
+        if key in seen:
+            raise UserError(f"--set {key} is given twice; keep one")
+        seen.add(key)
+
+
+def readable_run_file(path: Path) -> None:
+    """A JSON file of the run store that is not readable is named, with what is wrong."""
+    import json
+
+    try:
+        json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UserError(f"corrupt run file {path} ({type(exc).__name__}: {exc}); "
+                        "rerun with --redo-corrupt to start that unit over") from None
+

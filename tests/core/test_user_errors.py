@@ -1,0 +1,119 @@
+"""Every user mistake: exit 2, one `error:` line, no traceback, nothing written, before any compute.
+
+The sweep runs the CLI in-process (``icml24.cli.main``) in an empty folder; a mistake that reached the
+compute would take seconds and leave a run directory, so both are checked.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from icml24.cli import main
+
+SMOKE = ["run", "_template", "--preset", "smoke"]
+
+CASES = {
+    # paths
+    "report into /proc": ["report", "--out", "/proc/x"],
+    "report into a file": ["report", "--out", "afile"],
+    "run into /proc": [*SMOKE, "--out", "/proc/x"],
+    "run into a file": [*SMOKE, "--out", "afile"],
+    "results is a file": [*SMOKE, "--results", "afile"],
+    "reproduce report is a file": ["reproduce", "--only", "_template", "--preset", "smoke", "--report", "afile"],
+    "check from a missing dir": ["check", "_template", "--from", "nowhere"],
+    "check from a non-json file": ["check", "_template", "--from", "afile"],
+    # executors
+    "negative workers": [*SMOKE, "--executor", "process", "--workers", "-1"],
+    "zero workers": [*SMOKE, "--executor", "process", "--workers", "0"],
+    "workers with serial": [*SMOKE, "--workers", "4"],
+    "address without ray": [*SMOKE, "--address", "127.0.0.1:6379"],
+    "ray address nobody answers": [*SMOKE, "--executor", "ray", "--address", "127.0.0.1:1"],
+    "ray address not host:port": [*SMOKE, "--executor", "ray", "--address", "nonsense"],
+    "unknown executor": [*SMOKE, "--executor", "dask"],
+    # seeds
+    "seed too large": [*SMOKE, "--seeds", "99999999999999999999"],
+    "empty seeds": [*SMOKE, "--seeds", ""],
+    "too many seeds": [*SMOKE, "--seeds", "0-100000"],
+    "reversed range": [*SMOKE, "--seeds", "5-1"],
+    "negative seed": [*SMOKE, "--seeds", "-3"],
+    "seed twice": [*SMOKE, "--seeds", "1,1"],
+    "words as seeds": [*SMOKE, "--seeds", "a-b"],
+    # config values
+    "same key twice": [*SMOKE, "--set", "reps=10", "--set", "reps=20"],
+    "nan float": [*SMOKE, "--set", "mu=nan"],
+    "inf float": [*SMOKE, "--set", "mu=inf"],
+    "unknown key": [*SMOKE, "--set", "nope=1"],
+    "no equals": [*SMOKE, "--set", "reps"],
+    "wrong type": [*SMOKE, "--set", "reps=many"],
+    "unknown slug": ["run", "nope"],
+    "unknown preset": ["run", "_template", "--preset", "huge"],
+    "cpu-only paper on cuda": ["run", "partial_monitoring", "--preset", "smoke", "--device", "cuda"],
+    "cuda without cuda": ["run", "copying", "--preset", "smoke", "--device", "cuda"],
+    "unknown device": ["run", "pcdeq", "--preset", "smoke", "--device", "cpu:0"],
+    "missing data path": ["run", "brf", "--preset", "smoke", "--set", "ecg_path=/nonexistent"],
+    "data path is a file": ["run", "brf", "--preset", "smoke", "--set", "ecg_path=afile"],
+    "missing movielens": ["run", "ranking_bandit", "--preset", "smoke", "--set", "movielens_path=/nonexistent.csv"],
+    "empty only": ["reproduce", "--only", ","],
+    "heldout offset 0": ["heldout", "--only", "_template", "--offset", "0"],
+    "heldout with seeds": ["heldout", "--only", "_template", "--seeds", "0-2"],
+    "unknown command": ["train", "_template"],
+    "unknown flag": [*SMOKE, "--fast"],
+}
+
+
+@pytest.fixture
+def empty_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a folder, not json\n")
+    return tmp_path
+
+
+def _everything(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+def assert_user_error(argv: list[str], root: Path, capsys) -> str:
+    before = _everything(root)
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, f"exit {exc.value.code}: {err}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    assert _everything(root) == before, "a mistake wrote files"
+    assert time.perf_counter() - start < 20, "the mistake was found only after compute"
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_user_mistake_is_one_line_exit_2_nothing_written(name, empty_dir, capsys):
+    assert_user_error(CASES[name], empty_dir, capsys)
+
+
+def test_a_corrupt_seed_file_is_named_and_can_be_redone(empty_dir, capsys):
+    assert main_ok([*SMOKE, "--seeds", "0-1", "--out", "runs"], capsys)
+    (seed,) = [p for p in (empty_dir / "runs").rglob("seed-1.json")]
+    seed.write_text('{"seed": 1, "metr')  # truncated
+    line = assert_user_error([*SMOKE, "--seeds", "0-1", "--out", "runs"], empty_dir, capsys)
+    assert "corrupt run file" in line and "seed-1.json" in line and "--redo-corrupt" in line
+    assert main_ok([*SMOKE, "--seeds", "0-1", "--out", "runs", "--redo-corrupt"], capsys)
+    assert json.loads(seed.read_text())["seed"] == 1
+
+
+def main_ok(argv: list[str], capsys) -> bool:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    capsys.readouterr()
+    return exc.value.code == 0
+
+
+def test_a_run_with_an_override_is_not_published(empty_dir, capsys):
+    assert main_ok([*SMOKE, "--set", "reps=60", "--out", "runs", "--results", "results"], capsys)
+    assert not (empty_dir / "results").exists()
+    assert main_ok([*SMOKE, "--out", "runs", "--results", "results"], capsys)
+    assert (empty_dir / "results" / "_template" / "smoke.json").is_file()
