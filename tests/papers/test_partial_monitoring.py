@@ -433,3 +433,25 @@ def test_config_rules(preset, overrides, error):
     else:
         with pytest.raises(UserError, match=error):
             check()
+
+
+def test_c2_can_fail_at_full_and_is_not_checkable_at_quick():
+    # C2 (adversarial O(sqrt(T log T)) bound, constant 1): a uniform policy on the i.i.d. sequence has regret
+    # 0.1 T, i.e. R_T / sqrt(T log T) = 9.32 at T = 1e5 (FULL) but only 3.30 at T = 1e4 (QUICK, under 5.66).
+    import math
+
+    from icml24.core.claims import Verdict, evaluate
+    from icml24.core.results import RunResult, SeedResult
+    from icml24.papers.partial_monitoring.claims import CLAIMS
+
+    c2 = next(c for c in CLAIMS if c.id == "C2")
+
+    def run_of(values):
+        return RunResult("partial_monitoring", "full", {}, "h",
+                         [SeedResult(i, {"worst_norm_final": v}) for i, v in enumerate(values)])
+
+    uniform = 1e5 * 0.1 / math.sqrt(1e5 * math.log(1e5))
+    assert uniform == pytest.approx(9.32, abs=0.01)
+    assert evaluate(c2, run_of([uniform] * 20), "full").verdict is Verdict.FAIL
+    assert evaluate(c2, run_of([0.3 + 0.01 * i for i in range(20)]), "full").verdict is Verdict.PASS
+    assert evaluate(c2, run_of([0.5] * 10), "quick").verdict is Verdict.NOT_CHECKABLE

@@ -248,3 +248,72 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
 def evaluate_all(claims: Iterable[Claim], result: "RunResult", preset: str) -> list[ClaimResult]:
     """:func:`evaluate` for each claim, in order."""
     return [evaluate(c, result, preset) for c in claims]
+
+
+# -- falsifiability: what a null result looks like ------------------------------------------------
+@dataclass(frozen=True)
+class Null:
+    """A null result for a claim: what a trivial policy, a method no better than its baseline, or a
+    broken implementation would measure. The falsifiability test replaces ``metric`` in every seed of a
+    published run (by ``value``, or by the same seed's ``like`` metric plus ``offset``) and requires the
+    claim not to pass.
+
+    Attributes:
+        metric: the metric (or curve) the null replaces.
+        why: what null this is, in words (e.g. "RF learns the task as well as BRF").
+        value: the null's value (a float for a metric; a constant curve for a curve).
+        like: another metric (curve) of the same seed whose value the null takes.
+        offset: added to ``like``'s value.
+    """
+
+    metric: str
+    why: str
+    value: float | None = None
+    like: str | None = None
+    offset: float = 0.0
+
+    def __post_init__(self):
+        if (self.value is None) == (self.like is None):
+            raise ValueError(f"Null of {self.metric}: give exactly one of value or like")
+
+
+def default_null(claim: Claim, preset: str = "quick") -> Null | None:
+    """The generic null of an order claim and of a slope claim, from the claim's band at ``preset``.
+
+    * order: the method measures its baseline's value, moved to the wrong side of the band by twice
+      the margin the band allows (``Band(lo=0)``: equal to the baseline; ``Band(lo=-0.02)``, a
+      non-inferiority margin: 0.04 worse than the baseline).
+    * slope: with only an upper bound (a rate no faster than ...), the curve grows linearly in the x
+      variable (slope 1: e.g. linear regret); otherwise it is flat (slope 0: nothing changes).
+
+    Other kinds need a paper-declared :class:`Null` (``claims.NULLS``)."""
+    band = claim.bands.get(preset)
+    if band is None:
+        return None
+    if claim.kind == "order" and claim.against:
+        if band.lo > -math.inf:
+            return Null(claim.metric, "the method measures what its baseline does, less the margin",
+                        like=claim.against, offset=min(0.0, 2 * band.lo))
+        return Null(claim.metric, "the method measures what its baseline does, plus the margin",
+                    like=claim.against, offset=max(0.0, 2 * band.hi))
+    if claim.kind == "slope" and claim.against:
+        if band.lo == -math.inf and band.hi < math.inf:
+            return Null(claim.metric, "the curve grows linearly in the x variable", like=claim.against)
+        return Null(claim.metric, "the curve does not change with the x variable", value=1.0)
+    return None
+
+
+def apply_null(result: "RunResult", null: Null, curves: bool) -> "RunResult":
+    """A copy of ``result`` with ``null`` applied to every seed (to a curve when ``curves``)."""
+    import copy
+
+    out = copy.deepcopy(result)
+    for s in out.seeds:
+        if curves:
+            n = len(s.curves[null.metric])
+            s.curves[null.metric] = ([v + null.offset for v in s.curves[null.like]] if null.like is not None
+                                     else [float(null.value or 0)] * n)
+        else:
+            s.metrics[null.metric] = (s.metrics[null.like] + null.offset if null.like is not None
+                                      else float(null.value or 0))
+    return out

@@ -5,7 +5,7 @@ Bands were fixed before the QUICK run was looked at. Chance on the digits is 0.1
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim
+from icml24.core.claims import Band, Claim, Null
 
 # Metrics produced only when Config.ecg_path is given (the ECG-QTDB files are not shipped).
 OPTIONAL_METRICS = ("ecg_brf_acc",)
@@ -76,3 +76,16 @@ CLAIMS = (
           bands={"quick": Band(lo=0), "full": Band(lo=0)}),
 )
 
+# Null results for the claims that are not order/slope (tests/test_falsifiability.py): what a broken
+# implementation or the alternative the paper argues against would measure.
+NULLS: dict[str, Null] = {
+    # the alternative: vanilla RF learns the permuted task as well as BRF (same seed's BRF accuracy, 0.61-0.76)
+    "C3": Null("ps_rf_acc", "the vanilla RF-RSNN learns PS-digits as well as the BRF-RSNN", like="ps_brf_acc"),
+    # nn.Linear's default bias on the input+recurrent layer (the paper's is bias-free): 1,734 + 36 hidden = 1,770
+    "C7": Null("params_ecg", "the hidden layer carries nn.Linear's default bias (+36 parameters)", value=1770.0),
+    # the same bug on the SHD net: 108,820 + 128 hidden = 108,948
+    "C8": Null("params_shd", "the hidden layer carries nn.Linear's default bias (+128 parameters)", value=108948.0),
+    # no learning: the untrained network's ECG accuracy, epoch 0 of both our and the authors' curves (README table: 23.6%)
+    "C9": Null("ecg_brf_acc", "the BRF-RSNN does not learn ECG: accuracy stays at the untrained network's",
+               value=0.236),
+}

@@ -8,7 +8,7 @@ told from a small polynomial one, so the temperature claim is "much slower", nev
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim
+from icml24.core.claims import Band, Claim, Null
 
 CLAIMS = (
     Claim("C1", "With the activation dense-to-sparse gate (sigma = tanh) the parameter estimation rates are "
@@ -52,3 +52,15 @@ CLAIMS = (
           bands={"quick": Band(lo=0.0), "full": Band(lo=0.0)}),
 )
 
+# Null results for the claims that are not order/slope (tests/test_falsifiability.py): the independence check
+# cannot tell an admissible activation from the plain temperature gate (identity), or the other way round.
+NULLS: dict[str, Null] = {
+    # tanh behaves like the linear activation, which satisfies the PDE (independence_identity = 0)
+    "C6": Null("independence_tanh", "tanh is as dependent as the linear (temperature) gate",
+               like="independence_identity"),
+    "C7": Null("independence_sigmoid", "sigmoid is as dependent as the linear (temperature) gate",
+               like="independence_identity"),
+    # the linear gate looks independent: the smaller of the two admissible activations' values (sigmoid, 0.019)
+    "C8": Null("independence_identity", "the linear activation passes the check like sigmoid does",
+               like="independence_sigmoid"),
+}

@@ -5,7 +5,7 @@ Bands were fixed before the QUICK run was looked at. Accuracies are fractions in
 
 from __future__ import annotations
 
-from icml24.core.claims import Band, Claim
+from icml24.core.claims import Band, Claim, Null
 
 CLAIMS = (
     Claim("C1", "The fixed point can be computed with the standard fixed point algorithm, and we provide "
@@ -52,3 +52,21 @@ CLAIMS = (
           bands={"quick": Band(lo=0.0), "full": Band(lo=0.0)}),
 )
 
+# Null results for the claims that are not order/slope (tests/test_falsifiability.py): the alternative the
+# paper argues against (a signed-weight DEQ layer) or a broken solver.
+NULLS: dict[str, Null] = {
+    # signed-weight tanh layers of the same study: half their solves do not converge (0.5 in every seed)
+    "C1": Null("pc_converged_fraction", "the layers converge no more often than signed-weight DEQ layers",
+               like="signed_converged_fraction"),
+    # signed-weight layers: not every start converges, which the study reports as gap 1e3 (property_study)
+    "C2": Null("pc_uniqueness_gap", "the layers behave like signed-weight DEQ layers: some start does not converge",
+               value=1e3),
+    # no geometric convergence: the residual does not fall, fitted rate q = 1
+    "C3": Null("pc_worst_rate", "the residual does not fall geometrically (q = 1)", value=1.0),
+    # a solver that stops after its first step from z0 = 0: relative residual ||z1|| / (||z1|| + 1e-5) = 1
+    "C6": Null("pcdeq_max_eval_residual", "the forward solver stops after one step (from z0 = 0: residual 1)",
+               value=1.0),
+    # forward solves never reach the tolerance: every batch runs to the cap max_iter = 200
+    "C7": Null("pcdeq_fwd_steps", "the forward solves never converge: every batch runs to the 200-step cap",
+               value=200.0),
+}

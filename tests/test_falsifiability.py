@@ -1,0 +1,48 @@
+"""Every claim can fail: on a null result it does not pass.
+
+For each paper, the published QUICK run is taken and, claim by claim, the metric the claim reads is
+replaced by its null (``icml24.core.claims.Null``): the baseline swapped with the method for an order
+claim, a flat curve for a slope claim (both generic), or what the paper's ``claims.NULLS`` declares (a
+trivial policy, a broken implementation) for the other kinds. A claim whose null still passes is a test
+that cannot fail. Claims that are not checkable at QUICK (no band, data absent) are skipped.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import REPO
+
+from icml24.core.claims import Null, Verdict, apply_null, default_null, evaluate
+from icml24.core.registry import get_paper, list_papers
+from icml24.core.results import RunResult, read_json
+
+CASES = [(slug, claim.id) for slug in [*list_papers(), "_template"] for claim in get_paper(slug).claims]
+
+
+def _null(paper, claim) -> Null | None:
+    declared = getattr(paper.claims_module, "NULLS", {})
+    return declared.get(claim.id) or default_null(claim)
+
+
+@pytest.mark.parametrize("slug, claim_id", CASES)
+def test_a_null_result_does_not_pass(slug, claim_id):
+    paper = get_paper(slug)
+    claim = next(c for c in paper.claims if c.id == claim_id)
+    published = RunResult.from_dict(read_json(REPO / "results" / slug / "quick.json"))
+    real = evaluate(claim, published, "quick")
+    if real.verdict is Verdict.NOT_CHECKABLE:
+        pytest.skip(f"{slug} {claim_id} is not checkable at QUICK ({real.detail})")
+    null = _null(paper, claim)
+    assert null is not None, f"{slug} {claim_id} ({claim.kind}) declares no null in claims.NULLS"
+    verdict = evaluate(claim, apply_null(published, null, claim.reads_curves), "quick")
+    assert verdict.verdict is not Verdict.PASS, \
+        f"{slug} {claim_id} passes on its null ({null.why}): value {verdict.value}, band {verdict.band}"
+
+
+def test_declared_nulls_name_real_claims_and_metrics():
+    for slug in [*list_papers(), "_template"]:
+        paper = get_paper(slug)
+        ids = {c.id: c for c in paper.claims}
+        for cid, null in getattr(paper.claims_module, "NULLS", {}).items():
+            assert cid in ids, f"{slug}: NULLS names unknown claim {cid}"
+            assert null.metric in ids[cid].needs, f"{slug} {cid}: the null replaces {null.metric}, not read by the claim"
