@@ -79,7 +79,7 @@ def test_presets_are_frozen_configs_with_docs(paper):
 def test_presets_satisfy_their_knob_rules(paper):
     for preset in ("smoke", "quick", "full"):
         check_knobs(paper.preset(preset))  # raises UserError naming the field
-    validate = getattr(paper.experiment, "validate", None)
+    validate = getattr(paper.configs, "validate", None)
     for preset in ("smoke", "quick"):  # FULL may need a data path the user gives (pcdeq: data=idx)
         if validate is not None:
             validate(paper.preset(preset))

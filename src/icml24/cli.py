@@ -99,7 +99,7 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
     check_paths(config)
     if "device" in {f.name for f in dataclasses.fields(config)}:
         check_device(config.device)
-    validate = getattr(paper.experiment, "validate", None)  # optional contract hook: raises UserError
+    validate = getattr(paper.configs, "validate", None)  # optional contract hook: raises UserError
     if validate is not None:
         validate(config)
     if seeds is not None and not seeds.strip():

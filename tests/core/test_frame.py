@@ -233,3 +233,16 @@ def test_unknown_device_is_a_user_error():
 
     with pytest.raises(UserError, match="unknown device"):
         check_device("tpu")
+
+
+def test_show_imports_no_torch_for_any_paper():
+    """`icml24 show` reads configs from each paper's light config.py: torch stays unimported (fast)."""
+    from icml24.core.registry import list_papers
+
+    code = ("import sys\nfrom icml24.cli import main\n"
+            "for slug in sys.argv[1:]:\n"
+            "    try:\n        main(['show', slug])\n    except SystemExit as e:\n        assert e.code == 0, (slug, e.code)\n"
+            "assert 'torch' not in sys.modules, 'show imported torch'\n")
+    out = subprocess.run([sys.executable, "-c", code, *list_papers(), "_template"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]

@@ -404,7 +404,10 @@ def test_quick_claims_are_measured(tmp_path):
     result = run_preset(get_paper("partial_monitoring"), "quick", tmp_path)
     claims = {c["claim_id"]: c for c in result.claims}
     assert set(claims) == {"C1a", "C1b", "C2", "C3a", "C3b", "C3c", "C4"}
-    assert all(c["verdict"] in ("pass", "fail") and math.isfinite(c["value"]) for c in claims.values())
+    # C2 has no QUICK band (at T = 1e4 a uniform policy is under the bound); it is measured all the same
+    assert claims["C2"]["verdict"] == "not checkable" and math.isfinite(claims["C2"]["value"])
+    assert all(c["verdict"] in ("pass", "fail") and math.isfinite(c["value"])
+               for cid, c in claims.items() if cid != "C2")
 
 
 @pytest.mark.parametrize("preset, overrides, error", [

@@ -97,6 +97,14 @@ class Paper:
         return self._import("experiment")
 
     @cached_property
+    def configs(self) -> ModuleType:
+        """The module holding ``Config``, the presets, ``SEEDS`` and ``validate``: the paper's light
+        ``config.py`` (no torch, so ``icml24 show`` stays fast) when it has one, else ``experiment``."""
+        if importlib.util.find_spec(f"{self.module}.config") is not None:
+            return self._import("config")
+        return self.experiment
+
+    @cached_property
     def claims_module(self) -> ModuleType:
         return self._import("claims")
 
@@ -133,15 +141,15 @@ class Paper:
 
     @property
     def config_type(self) -> type:
-        return self.experiment.Config
+        return self.configs.Config
 
     def preset(self, name: str) -> Any:
         if name not in PRESETS:
             raise UserError(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}")
-        return getattr(self.experiment, name.upper())
+        return getattr(self.configs, name.upper())
 
     def default_seeds(self, preset: str) -> tuple[int, ...]:
-        return tuple(getattr(self.experiment, "SEEDS", DEFAULT_SEEDS)[preset])
+        return tuple(getattr(self.configs, "SEEDS", DEFAULT_SEEDS)[preset])
 
     def check(self, result, preset: str) -> list:
         """Every claim measured on ``result`` with its verdict at ``preset`` (a paper's own

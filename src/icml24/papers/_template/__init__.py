@@ -9,6 +9,7 @@ from icml24.core.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "components": ["EstimatorErrors", "estimator_errors", "t_interval_coverage", "running_mean"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })

@@ -1,49 +1,22 @@
-"""Experiment of the template: the presets and ``run(config, seed)``.
+"""Experiment of the template: ``run(config, seed)`` and the figures.
 
-``run`` is pure: its randomness comes from ``seed`` alone, so the same config and seed give identical
-metrics. It returns scalar ``metrics`` and 1-D ``curves``, every name a claim in claims.py reads.
-A paper whose configs can be invalid in ways a field's type cannot express (a data path that is
-required by one preset only, say) adds ``validate(config)``, raising ``UserError``; the CLI calls it
-before anything runs or is written.
+The ``Config``, the presets, ``SEEDS`` and ``validate`` live in config.py, which imports no torch (so
+``icml24 show`` stays fast); they are re-exported here. ``run`` is pure: its randomness comes from
+``seed`` alone, so the same config and seed give identical metrics. It returns scalar ``metrics`` and
+1-D ``curves``, every name a claim in claims.py reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from icml24.core.config import knob
 from icml24.core.context import RunContext
-from icml24.core.errors import UserError
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers._template.components import estimator_errors, running_mean, t_interval_coverage
+from icml24.papers._template.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 
-
-@dataclass(frozen=True)
-class Config:
-    """Monte Carlo study of the sample mean and median on N(mu, 1) data."""
-
-    n_values: tuple[int, ...] = knob((16, 64, 256, 1024), "sample sizes n at which errors are measured",
-                                     ge=1, nonempty=True)
-    reps: int = knob(400, "independent replications per sample size", ge=1)
-    mu: float = knob(1.0, "true mean of the Gaussian data")
-    stream_length: int = knob(20_000, "length of the single stream whose running mean must converge", ge=10)
-    coverage_n: int = knob(10, "sample size for the t-interval coverage check", ge=2)
-
-
-SMOKE = Config(n_values=(8, 32, 128), reps=50, stream_length=1_000)
-QUICK = Config()
-FULL = Config(n_values=(16, 64, 256, 1024, 4096, 16384), reps=4000, stream_length=1_000_000)
-SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(20))}
-
-
-def validate(config: Config) -> None:
-    """Rules that span fields or elements, which a knob's bounds cannot say (called by the CLI after them)."""
-    if len(config.n_values) < 2 or list(config.n_values) != sorted(set(config.n_values)):
-        raise UserError(f"n_values={','.join(map(str, config.n_values))}: need at least two increasing sample sizes "
-                        "(C1 is a slope over n; C2 and C3 read the largest n, the last one)")
+__all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures"]
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:

@@ -14,6 +14,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
               "PAPER_NETWORKS"],
     "data": ["SequenceData", "digit_sequences", "load_ecg", "load_reference_curves"],
     "training": ["Evaluation", "TrainHistory", "evaluate", "train", "epochs_to_fraction"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })

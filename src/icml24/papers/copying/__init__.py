@@ -16,6 +16,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
               "hard_alibi_mask", "attention_bias", "rotary"],
     "tasks": ["make_example", "packed_batch", "eval_batch", "masked_lm_loss", "teacher_forced_accuracy",
               "greedy_string_accuracy", "train", "examples_to_reach"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })

@@ -13,13 +13,12 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-Position = Literal["rope", "nope", "alibi", "hard_alibi"]
+from icml24.papers.copying.config import Position
 
 
 # -- attention masks and biases ------------------------------------------------------------------

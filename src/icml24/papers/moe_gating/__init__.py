@@ -8,10 +8,11 @@ and the Hellinger density error (:mod:`.algorithm`); the experiment and its clai
 from icml24.core.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "model": ["GATES", "MoEParams", "Sample", "IndependenceCheck", "activation", "gate_scores",
+    "model": ["MoEParams", "Sample", "IndependenceCheck", "activation", "gate_scores",
               "gate_weights", "log_density", "log_likelihood", "sample", "independence_check"],
     "algorithm": ["FitResult", "pack", "unpack", "n_free", "fit_mle", "VoronoiLoss", "voronoi_loss",
                   "hellinger", "rescale_to_truth"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "run", "figures"],
+    "config": ["GATES", "Config", "SMOKE", "QUICK", "FULL", "SEEDS"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })

@@ -145,7 +145,7 @@ def fit_mle(x: torch.Tensor, y: torch.Tensor, init: MoEParams, gate: str, max_it
 
     Args:
         x: (R, n, d), y: (R, n) data; init: starting parameters (R replications).
-        gate: one of :data:`~icml24.papers.moe_gating.model.GATES`.
+        gate: one of :data:`~icml24.papers.moe_gating.config.GATES`.
     """
     k, d = init.k, init.d
     theta = pack(init, gate)  # (R, p)

@@ -34,7 +34,8 @@ from typing import Callable, NamedTuple
 
 import torch
 
-GATES: tuple[str, ...] = ("softmax", "temperature", "tanh", "sigmoid", "relu", "identity")
+from icml24.papers.moe_gating.config import GATES
+
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
     "sigmoid": torch.sigmoid,

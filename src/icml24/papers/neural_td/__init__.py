@@ -12,6 +12,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "algorithm": ["Transitions", "markov_transitions", "iid_transitions", "Schedule", "theory_schedule",
                   "earlier_schedule", "TDTrace", "neural_td", "neural_td_naive", "ExpectedTD",
                   "expected_neural_td"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })

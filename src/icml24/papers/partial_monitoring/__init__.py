@@ -18,6 +18,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "algorithm": ["hybrid_ftrl", "negentropy_ftrl", "complement_entropy", "LearnerSpec", "RunTrace", "Rounds",
                   "play", "bound_scale"],
     "global_bobw": ["GlobalSpec", "global_estimator", "stability_coefficient", "play_global"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })

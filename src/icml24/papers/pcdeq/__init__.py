@@ -12,6 +12,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                    "attach_projection", "DEQ", "unrolled_deq", "LinearDEQNet", "MLPNet",
                    "RowSolve", "iterate_rows", "random_instance", "thompson_distance", "geometric_rate"],
     "data": ["ImageData", "mnist_5k_split", "stratified_indices", "read_idx", "load_idx_dataset"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures", "property_study"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures", "property_study"],
     "claims": ["CLAIMS"],
 })

@@ -14,6 +14,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "env": ["RankingEnv", "synthetic_env", "optimal_values", "simulate", "Trace"],
     "movielens": ["Ratings", "load_ratings", "fit_factors", "movielens_env", "RatingFactors"],
     "rdata": ["read_r_object", "read_r_objects", "unserialize", "RObject"],
-    "experiment": ["Config", "SMOKE", "QUICK", "FULL", "run", "figures"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],
 })
