@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from icml24.common.nn import n_params
+from icml24.core.testing import check_config_rule
 from icml24.papers.brf.data import digit_sequences, load_ecg, load_reference_curves
 from icml24.papers.brf.model import (
     DT,
@@ -336,17 +337,6 @@ def test_digit_sequences_from_mnist5k():
     ("SMOKE", ["ecg_epochs=500"], "ecg_epochs"), ("SMOKE", ["input_gain=0"], "input_gain="),
 ])
 def test_config_rules(preset, overrides, error):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
     from icml24.papers.brf import experiment as ex
 
-    def check():
-        cfg = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(cfg)
-        ex.validate(cfg)
-
-    if error is None:
-        check()
-    else:
-        with pytest.raises(UserError, match=error):
-            check()
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, error)

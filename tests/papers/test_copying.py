@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from icml24.core.testing import check_config_rule
 from icml24.papers.copying import model as md
 from icml24.papers.copying import tasks as tk
 from icml24.papers.copying import theory as th
@@ -282,17 +283,6 @@ def test_greedy_decoding_of_a_copying_model_returns_the_input():
     ("SMOKE", ["lookup_ngram=3", "lookup_answer=3"], "lookup_len_min"), ("SMOKE", ["alphabet=1"], "alphabet"),
 ])
 def test_config_rules(preset, overrides, error):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
     from icml24.papers.copying import experiment as ex
 
-    def check():
-        cfg = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(cfg)
-        ex.validate(cfg)
-
-    if error is None:
-        check()
-    else:
-        with pytest.raises(UserError, match=error):
-            check()
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, error)

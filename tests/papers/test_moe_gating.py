@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from icml24.core.testing import check_config_rule
 from icml24.papers.moe_gating.algorithm import fit_mle, hellinger, n_free, pack, rescale_to_truth, scores, unpack, voronoi_loss
 from icml24.papers.moe_gating.experiment import SMOKE, Config, initial_params, true_params
 from icml24.papers.moe_gating.model import GATES, MoEParams, gate_scores, independence_check, log_density, log_likelihood, sample
@@ -223,18 +224,6 @@ def test_committed_quick_claims_are_what_the_engine_measures():
     ("SMOKE", ["nu=0.1,-0.2"], "nu"), ("SMOKE", ["y_grid=1"], "y_grid"), ("SMOKE", ["n_points=1"], "n_points"),
 ])
 def test_config_rules(preset, overrides, field):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
     from icml24.papers.moe_gating import experiment as ex
 
-    def check() -> None:  # what the CLI does before anything runs
-        config = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(config)
-        ex.validate(config)
-
-    if field is None:
-        check()
-        return
-    with pytest.raises(UserError) as err:
-        check()
-    assert field in str(err.value) and "\n" not in str(err.value)
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, field)

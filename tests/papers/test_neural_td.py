@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from icml24.core.testing import check_config_rule
 from icml24.papers.neural_td.algorithm import (
     Schedule,
     Transitions,
@@ -284,18 +285,6 @@ def test_quick_seed_runs_and_measures_every_claim_metric():
     ("SMOKE", ["floor_iters=0"], "floor_iters"), ("SMOKE", ["concentration=0"], "concentration"),
 ])
 def test_config_rules(preset, overrides, field):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
     from icml24.papers.neural_td import experiment as ex
 
-    def check() -> None:  # what the CLI does before anything runs
-        config = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(config)
-        ex.validate(config)
-
-    if field is None:
-        check()
-        return
-    with pytest.raises(UserError) as err:
-        check()
-    assert field in str(err.value) and "\n" not in str(err.value)
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, field)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from icml24.core.testing import check_config_rule
 from icml24.papers.partial_monitoring.algorithm import (
     LearnerSpec,
     bound_scale,
@@ -422,20 +423,9 @@ def test_quick_claims_are_measured(tmp_path):
     ("SMOKE", ["corruption_rounds=200"], "corruption_rounds"),
 ])
 def test_config_rules(preset, overrides, error):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
     from icml24.papers.partial_monitoring import experiment as ex
 
-    def check():
-        cfg = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(cfg)
-        ex.validate(cfg)
-
-    if error is None:
-        check()
-    else:
-        with pytest.raises(UserError, match=error):
-            check()
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, error)
 
 
 def test_c2_can_fail_at_full_and_is_not_checkable_at_quick():

@@ -11,6 +11,7 @@ import torch
 
 from icml24.common.nn import n_params
 from icml24.core.errors import UserError
+from icml24.core.testing import check_config_rule
 from icml24.papers.pcdeq import (
     DEQ,
     LinearDEQNet,
@@ -293,16 +294,6 @@ def test_full_preset_without_data_dir_is_refused_before_anything_runs(tmp_path):
     ("SMOKE", ["n_train=4500", "n_test=1000"], "n_train"), ("SMOKE", ["n_train=4991", "n_test=9"], "n_train"),
 ])
 def test_config_rules(preset, overrides, error, tmp_path):
-    from icml24.core.config import apply_overrides, check_knobs
     from icml24.papers.pcdeq import experiment as ex
 
-    def check():
-        cfg = apply_overrides(getattr(ex, preset), [o.format(tmp=tmp_path) for o in overrides])
-        check_knobs(cfg)
-        ex.validate(cfg)
-
-    if error is None:
-        check()
-    else:
-        with pytest.raises(UserError, match=error):
-            check()
+    check_config_rule(getattr(ex, preset), [o.format(tmp=tmp_path) for o in overrides], ex.validate, error)

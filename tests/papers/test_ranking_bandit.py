@@ -10,6 +10,7 @@ import pytest
 from icml24.core.claims import Verdict
 from icml24.core.registry import get_paper
 from icml24.core.results import RunResult
+from icml24.core.testing import check_config_rule
 from icml24.papers.ranking_bandit import algorithm as alg
 from icml24.papers.ranking_bandit import claims as cl
 from icml24.papers.ranking_bandit import components as cp
@@ -380,17 +381,4 @@ def test_r_reader_reads_an_rds_and_a_lazy_load_database(tmp_path):
     ("SMOKE", ["horizon=0"], "horizon"),
 ])
 def test_config_rules(preset, overrides, field):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
-
-    def check() -> None:  # what the CLI does before anything runs
-        config = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(config)
-        ex.validate(config)
-
-    if field is None:
-        check()
-        return
-    with pytest.raises(UserError) as err:
-        check()
-    assert field in str(err.value) and "\n" not in str(err.value)
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, field)

@@ -9,6 +9,7 @@ import pytest
 
 from icml24.core.registry import get_paper
 from icml24.core.store import run_preset
+from icml24.core.testing import check_config_rule
 from icml24.papers._template import estimator_errors, running_mean, t_interval_coverage
 
 
@@ -47,18 +48,6 @@ def test_quick_claims_all_pass(tmp_path):
     ("SMOKE", ["stream_length=5"], "stream_length"), ("SMOKE", ["mu=inf"], "mu"),
 ])
 def test_config_rules(preset, overrides, field):
-    from icml24.core.config import apply_overrides, check_knobs
-    from icml24.core.errors import UserError
     from icml24.papers._template import experiment as ex
 
-    def check() -> None:  # what the CLI does before anything runs
-        config = apply_overrides(getattr(ex, preset), overrides)
-        check_knobs(config)
-        ex.validate(config)
-
-    if field is None:
-        check()
-        return
-    with pytest.raises(UserError) as err:
-        check()
-    assert field in str(err.value) and "\n" not in str(err.value)
+    check_config_rule(getattr(ex, preset), overrides, ex.validate, field)

@@ -52,3 +52,28 @@ def raise_missing_module(x: int) -> dict:
 
     importlib.import_module("no_such_module_xyz")
     return {}
+
+
+def check_config_rule(base, overrides: list[str], validate, error: str | None) -> None:
+    """What the CLI does with ``--set`` before anything runs (overrides, knob rules, the paper's
+    ``validate``): with ``error`` None it must accept the config, else raise one-line ``UserError``
+    whose message matches the regex ``error`` (a test helper for the papers' config rules)."""
+    import re
+
+    from icml24.core.config import apply_overrides, check_knobs
+    from icml24.core.errors import UserError
+
+    try:
+        config = apply_overrides(base, overrides)
+        check_knobs(config)
+        if validate is not None:
+            validate(config)
+    except UserError as exc:
+        message = str(exc)
+        if error is None:
+            raise AssertionError(f"{overrides} rejected: {message}") from None
+        if not re.search(error, message) or "\n" in message:
+            raise AssertionError(f"{overrides}: message {message!r} does not match {error!r} on one line") from None
+        return
+    if error is not None:
+        raise AssertionError(f"{overrides} accepted; expected an error matching {error!r}")
