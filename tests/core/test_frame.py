@@ -246,3 +246,13 @@ def test_show_imports_no_torch_for_any_paper():
     out = subprocess.run([sys.executable, "-c", code, *list_papers(), "_template"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("ci, outcome", [("true", "1 error"), ("", "1 skipped")])
+def test_contract_test_fails_under_ci_when_an_extra_is_missing(ci, outcome):
+    """Under CI=true a paper whose extra is missing is an error of the contract test, never a skip."""
+    env = {**os.environ, **_env(), "CI": ci}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                          str(REPO / "tests" / "test_contract.py"), "-k", "test_same_seed_same_numbers and needs_extra"],
+                         capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert outcome in out.stdout and "no_such_module_xyz" in out.stdout, out.stdout[-1500:]
