@@ -108,12 +108,15 @@ def test_seed_resumes_from_its_checkpoint_after_sigkill(tmp_path):
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the seed finished before it could be killed"
     assert not list(killed.rglob("seed-0.json")), "killed mid-seed: no seed file yet"
-    assert _stage_log(log) == ["build table 3", "stage s0 seed 0", "stage s1 seed 0", "stage s2 seed 0"]
+    before = _stage_log(log)
+    # killed after s1's checkpoint was written: during s2 (or in the microseconds before s2 logged its start)
+    assert before[:3] == ["build table 3", "stage s0 seed 0", "stage s1 seed 0"]
+    assert before[3:] in ([], ["stage s2 seed 0"])
 
     again = run_cli(*args, "--out", str(killed), env=_env(log))
     assert again.returncode == 0, again.stderr
     # stages s0 and s1 came from their checkpoints; only s2 ran again; the cached table was not rebuilt
-    assert _stage_log(log)[4:] == ["stage s2 seed 0"]
+    assert _stage_log(log)[len(before):] == ["stage s2 seed 0"]
     assert not list(killed.rglob("*.stage.pkl")), "checkpoints are removed once the seed file is written"
     ref = run_cli(*args, "--out", str(clean), env=_env(tmp_path / "clean.log"))
     assert ref.returncode == 0, ref.stderr
