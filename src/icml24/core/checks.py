@@ -84,14 +84,3 @@ def no_duplicate_keys(sets: list[str]) -> None:
             raise UserError(f"--set {key} is given twice; keep one")
         seen.add(key)
 
-
-def readable_run_file(path: Path) -> None:
-    """A JSON file of the run store that is not readable is named, with what is wrong."""
-    import json
-
-    try:
-        json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"corrupt run file {path} ({type(exc).__name__}: {exc}); "
-                        "rerun with --redo-corrupt to start that unit over") from None
-

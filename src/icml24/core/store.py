@@ -56,14 +56,14 @@ class RunRequest:
         """The config's ``device`` field, or ``"cpu"`` for papers without one."""
         return str(getattr(self.config, "device", "cpu"))
 
-    def units(self, seeds: Iterable[int], root: str | Path | None = None) -> list[Unit]:
+    def units(self, seeds: Iterable[int], root: str | Path | None = None, code_hash: str | None = None) -> list[Unit]:
         """Executor units for ``seeds`` (the config frozen as sorted, hashable key/value pairs).
 
         With a store ``root`` each unit gets its checkpoint folder and the artefact cache; CPUs per
         unit come from the config's ``threads`` (at least 1), a GPU per unit when its device is cuda.
         """
         frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(to_dict(self.config).items()))
-        code = self.paper.code_hash
+        code = code_hash if code_hash is not None else self.paper.code_hash  # the caller's, when it has one
         threads = int(getattr(self.config, "threads", 1) or 1)
         gpus = 1.0 if self.device.startswith("cuda") else 0.0
         rdir = run_dir(Path(root), self) if root is not None else None
@@ -133,11 +133,6 @@ def save_figures(req: RunRequest, result: R.RunResult, folder: Path) -> list[Pat
     return paths
 
 
-def _done(path: Path, code_hash: str) -> bool:
-    """A seed is done when its file exists and was written by the current code."""
-    return path.exists() and R.read_json(path).get("code_hash") == code_hash
-
-
 def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: float, device: str,
               code_hash: str) -> R.RunResult | None:
     seeds = [R.SeedResult.from_dict(R.read_json(seed_file(rdir, s)))
@@ -159,18 +154,19 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     return result
 
 
-def _readable(path: Path, redo_corrupt: bool) -> bool:
-    """Whether a run-store JSON file parses; a corrupt one is a :class:`UserError` naming it, unless
-    ``redo_corrupt`` (then False: the caller removes it and runs that unit again)."""
-    from icml24.core.checks import readable_run_file
-
+def _load(path: Path, redo_corrupt: bool) -> Any:
+    """A run-store JSON file, parsed once; None when it is absent. A corrupt one is a :class:`UserError`
+    naming it, unless ``redo_corrupt``: then it is removed (None) and its unit runs again."""
+    if not path.exists():
+        return None
     try:
-        readable_run_file(path)
-        return True
-    except UserError:
-        if redo_corrupt:
-            return False
-        raise
+        return R.read_json(path)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        if not redo_corrupt:
+            raise UserError(f"corrupt run file {path} ({type(exc).__name__}: {exc}); "
+                            "rerun with --redo-corrupt to start that unit over") from None
+        path.unlink()
+        return None
 
 
 def _first_missing(path: Path, root: Path) -> Path:
@@ -214,16 +210,14 @@ def execute_runs(
     created: list[Path] = []  # removed again if a user fault stops the call
     written: list[Path] = []
     code = {i: req.paper.code_hash for i, req in enumerate(requests)}
+    todo: dict[int, list[int]] = {}
     for i, req in enumerate(requests):  # read and check everything first: a bad store writes nothing
         rdir = dirs[i] = run_dir(root, req)
-        if (rdir / "config.json").exists():
-            if not _readable(rdir / "config.json", redo_corrupt):
-                (rdir / "config.json").unlink()
-            elif R.read_json(rdir / "config.json") != to_dict(req.config):
-                raise UserError(f"{rdir} holds a different config; remove it or use another --out")
-        for s in req.seeds:
-            if seed_file(rdir, s).exists() and not _readable(seed_file(rdir, s), redo_corrupt):
-                seed_file(rdir, s).unlink()
+        saved = _load(rdir / "config.json", redo_corrupt)
+        if saved is not None and saved != to_dict(req.config):
+            raise UserError(f"{rdir} holds a different config; remove it or use another --out")
+        # a seed is done when its file exists and was written by the current code
+        todo[i] = [s for s in req.seeds if (_load(seed_file(rdir, s), redo_corrupt) or {}).get("code_hash") != code[i]]
     for i, req in enumerate(requests):
         rdir = dirs[i]
         if not (rdir / "config.json").exists():
@@ -231,9 +225,8 @@ def execute_runs(
             R.write_json(rdir / "config.json", to_dict(req.config))
         for stale in rdir.rglob(R.TMP_PREFIX + "*"):  # temp files of a killed run: never read, remove
             stale.unlink()
-        todo = [s for s in req.seeds if not _done(seed_file(rdir, s), code[i])]
-        skipped[i] = len(req.seeds) - len(todo)
-        units += req.units(todo, root)
+        skipped[i] = len(req.seeds) - len(todo[i])
+        units += req.units(todo[i], root, code[i])
     emit("start", {i: (len(r.seeds), skipped[i]) for i, r in enumerate(requests)})
     index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
