@@ -127,7 +127,8 @@ class ExOSolver:
         E, f = _constraint_system(game)
         self.z0 = np.linalg.lstsq(E, f, rcond=None)[0]       # (n*k + d,)
         self.N = null_space(E)                               # (n*k + d, n_y)
-        self.nG = game.n_pairs * game.k
+        self.n_pairs = game.n_pairs                          # Game.n_pairs is recomputed per access
+        self.nG = self.n_pairs * game.k
         self.NG = self.N[: self.nG]                          # (n*k, n_y): G part of the basis
         # one-hot (k, d, n_pairs): onehot[a, x, r] = 1[idx[a, x] = r]
         self.onehot = (self.idx[:, :, None] == np.arange(game.n_pairs)[None, None, :]).astype(float)
@@ -136,7 +137,7 @@ class ExOSolver:
 
     def G_of(self, y: np.ndarray) -> np.ndarray:
         """Estimator table (n_pairs, k) for reduced coordinates y."""
-        return (self.z0[: self.nG] + self.NG @ y).reshape(self.game.n_pairs, self.game.k)
+        return (self.z0[: self.nG] + self.NG @ y).reshape(self.n_pairs, self.game.k)
 
     def solve(self, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None,
               floor_beta: float | None = None) -> ExOSolution:
@@ -226,6 +227,7 @@ class ExpWeightsExOSolver(ExOSolver):
         super().__init__(game, tol, maxiter)
         self.quadratic = SaddleSolver(game)
         self._exact = True
+        self._beta: float | None = None                      # beta = median(q / w) while a solve runs
 
     def solve(self, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None,
               floor_beta: float | None = None) -> ExOSolution:
@@ -235,22 +237,27 @@ class ExpWeightsExOSolver(ExOSolver):
         last two under the exact objective is returned, so a failed SLSQP run (the exact objective spans
         many orders of magnitude near the simplex boundary) never makes things worse. ``floor_beta`` is
         accepted for the common signature and ignored: the floor stage uses beta itself."""
-        beta = float(np.median(q / w))
-        start = self.quadratic.solve(q, w, lb)
-        c = (self.game.L - start.G[self.idx].sum(axis=0).T).mean(axis=0)   # (d,) shifts c_x of the start
-        self._warm = np.concatenate([start.p, self.N.T @ (np.concatenate([start.G.reshape(-1), c]) - self.z0), [0.0]])
-        self._exact = False
-        floored = super().solve(q, w, lb, floor_beta=beta)
-        self._exact = True
-        exact = super().solve(q, w, lb)
-        floored = ExOSolution(floored.p, floored.G, float(self.outcome_terms(q, w, floored.p, floored.G)[0].max()))
+        beta = self._beta = float(np.median(q / w))
+        try:
+            start = self.quadratic.solve(q, w, lb)
+            c = (self.game.L - start.G[self.idx].sum(axis=0).T).mean(axis=0)   # (d,) shifts c_x of the start
+            self._warm = np.concatenate([start.p, self.N.T @ (np.concatenate([start.G.reshape(-1), c]) - self.z0),
+                                         [0.0]])
+            self._exact = False
+            floored = super().solve(q, w, lb, floor_beta=beta)
+            self._exact = True
+            exact = super().solve(q, w, lb)
+            floored = ExOSolution(floored.p, floored.G,
+                                  float(self.outcome_terms(q, w, floored.p, floored.G)[0].max()))
+        finally:
+            self._beta = None
         return exact if exact.value <= floored.value else floored
 
     def outcome_terms(self, q, w, p, G) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not self._exact:
             return super().outcome_terms(q, w, p, G)
         game, d = self.game, self.game.d
-        beta = float(np.median(q / w))
+        beta = float(np.median(q / w)) if self._beta is None else self._beta
         z = np.maximum(G[self.idx] / (beta * p[:, None, None]), -50.0)   # (k, d, k): z_{a x b}
         e = np.exp(-z)
         xi, dxi = e + z - 1.0, 1.0 - e                                   # xi(z), xi'(z)
