@@ -1,0 +1,242 @@
+"""Tabular average-reward constrained MDPs (ACMDPs): exact evaluation, the exact optimum, instances.
+
+An ACMDP is (P, r, c, l): transitions P (S, A, S), reward r (S, A), one constraint cost c (S, A) and
+its limit l. For a stationary policy pi (S, A) with an ergodic chain P_pi (S, S), P_pi[s, s'] =
+sum_a pi(a|s) P(s'|s, a):
+
+* the stationary distribution d_pi solves d_pi^T P_pi = d_pi^T, sum d_pi = 1;
+* the average reward J(pi) = sum_s d_pi(s) r_pi(s), r_pi(s) = sum_a pi(a|s) r(s, a) (ACPO Sec. 2);
+* the bias (differential value) Vbar solves the Poisson equation Vbar = r_pi - J + P_pi Vbar with the
+  normalisation d_pi^T Vbar = 0 (ACPO Sec. 2, "bias function"); Qbar(s, a) = r(s, a) - J +
+  sum_s' P(s'|s, a) Vbar(s'); Abar = Qbar - Vbar;
+* the same three with c in place of r give J_C, Vbar_C, Abar_C.
+
+The performance-difference identity J(pi') - J(pi) = E_{s ~ d_pi', a ~ pi'}[Abar^pi(s, a)] (ACPO Lemma
+3.1, from ATRPO) holds exactly here and is tested.
+
+The exact constrained optimum is the occupancy-measure linear program (Altman 1999, Ch. 4): over
+x(s, a) >= 0 with sum x = 1 and flow balance sum_a x(s', a) = sum_{s, a} x(s, a) P(s'|s, a),
+maximise sum x r subject to sum x c <= l; pi*(a|s) = x(s, a) / sum_a x(s, a).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import linprog
+
+
+class CMDP(NamedTuple):
+    """A tabular ACMDP with one constraint."""
+
+    P: np.ndarray        # (S, A, S) transition probabilities
+    r: np.ndarray        # (S, A) reward
+    c: np.ndarray        # (S, A) constraint cost
+    limit: float         # l: the constraint is J_C(pi) <= l
+    name: str = "cmdp"
+
+    @property
+    def n_states(self) -> int:
+        return self.P.shape[0]
+
+    @property
+    def n_actions(self) -> int:
+        return self.P.shape[1]
+
+
+class Evaluation(NamedTuple):
+    """Exact average-criterion quantities of one policy."""
+
+    d: np.ndarray        # (S,) stationary distribution d_pi
+    J: float             # average reward
+    J_C: float           # average cost
+    V: np.ndarray        # (S,) bias Vbar (d^T V = 0)
+    A: np.ndarray        # (S, A) advantage Abar
+    V_C: np.ndarray      # (S,) cost bias
+    A_C: np.ndarray      # (S, A) cost advantage
+
+
+class Optimum(NamedTuple):
+    """The exact optimum of the occupancy-measure LP."""
+
+    J: float             # optimal average reward (J* if constrained)
+    J_C: float           # its average cost
+    policy: np.ndarray   # (S, A)
+
+
+def stationary(P_pi: np.ndarray) -> np.ndarray:
+    """Stationary distribution (S,) of an ergodic chain P_pi (S, S): solve [P_pi^T - I; 1^T] d = [0; 1].
+
+    >>> stationary(np.array([[0.9, 0.1], [0.3, 0.7]])).round(4).tolist()      # (3/4, 1/4)
+    [0.75, 0.25]
+    """
+    S = len(P_pi)
+    M = np.vstack([P_pi.T - np.eye(S), np.ones((1, S))])
+    rhs = np.zeros(S + 1)
+    rhs[-1] = 1.0
+    return np.linalg.lstsq(M, rhs, rcond=None)[0]
+
+
+def _bias(P_pi: np.ndarray, d: np.ndarray, f_pi: np.ndarray) -> tuple[float, np.ndarray]:
+    """Average J = d^T f_pi and bias V solving (I - P_pi + 1 d^T) V = f_pi - J (so d^T V = 0)."""
+    S = len(P_pi)
+    J = float(d @ f_pi)
+    V = np.linalg.solve(np.eye(S) - P_pi + np.outer(np.ones(S), d), f_pi - J)
+    return J, V
+
+
+def evaluate(m: CMDP, pi: np.ndarray) -> Evaluation:
+    """Exact d_pi, J, J_C, bias and advantage functions of policy ``pi`` (S, A).
+
+    A two-state chain by hand: from either state, action 0 stays, action 1 switches; reward 1 in state
+    0, cost 1 in state 1. The policy that switches with probability 1/2 everywhere has d = (1/2, 1/2),
+    J = J_C = 1/2, and bias V = (1/2, -1/2) (V(0) - V(1) = 1 / (1 - (1 - 2 * 1/2)) ... solved exactly):
+
+    >>> P = np.zeros((2, 2, 2)); P[0, 0, 0] = P[1, 0, 1] = P[0, 1, 1] = P[1, 1, 0] = 1
+    >>> r = np.array([[1., 1.], [0., 0.]]); c = 1 - r
+    >>> ev = evaluate(CMDP(P, r, c, 0.5), np.full((2, 2), 0.5))
+    >>> ev.d.tolist(), ev.J, ev.J_C, ev.V.tolist()
+    ([0.5, 0.5], 0.5, 0.5, [0.5, -0.5])
+    """
+    P_pi = np.einsum("sa,sat->st", pi, m.P)                    # (S, S)
+    d = stationary(P_pi)
+    out = []
+    for f in (m.r, m.c):
+        J, V = _bias(P_pi, d, (pi * f).sum(1))
+        Q = f - J + m.P @ V                                    # (S, A): Qbar = f - J + E[V(s')]
+        out.append((J, V, Q - V[:, None]))
+    (J, V, A), (J_C, V_C, A_C) = out
+    return Evaluation(d, J, J_C, V, A, V_C, A_C)
+
+
+def optimum(m: CMDP, constrained: bool = True, sense: str = "max") -> Optimum:
+    """The occupancy-measure LP (module docstring): the best (``sense="max"``) or worst average reward
+    over stationary policies, with or without the cost constraint.
+
+    >>> P = np.zeros((2, 2, 2)); P[0, 0, 0] = P[1, 0, 1] = P[0, 1, 1] = P[1, 1, 0] = 1
+    >>> r = np.array([[1., 1.], [0., 0.]]); m = CMDP(P, r, 1 - r, 0.25)
+    >>> round(optimum(m).J, 6), round(optimum(m, constrained=False).J, 6)   # time in state 0 is <= 0.75
+    (0.75, 1.0)
+    """
+    S, A = m.n_states, m.n_actions
+    flow = np.zeros((S, S * A))                                # flow balance, one row per s'
+    for s in range(S):
+        for a in range(A):
+            flow[:, s * A + a] -= m.P[s, a]
+            flow[s, s * A + a] += 1.0
+    A_eq = np.vstack([flow, np.ones((1, S * A))])
+    b_eq = np.concatenate([np.zeros(S), [1.0]])
+    sign = -1.0 if sense == "max" else 1.0
+    kw = dict(A_ub=m.c.reshape(1, -1), b_ub=[m.limit]) if constrained else {}
+    res = linprog(sign * m.r.reshape(-1), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs", **kw)
+    if res.status != 0:
+        raise ValueError(f"occupancy LP of {m.name} failed: {res.message}")
+    x = res.x.reshape(S, A)
+    occ = x.sum(1, keepdims=True)
+    policy = np.where(occ > 1e-12, x / np.maximum(occ, 1e-300), 1.0 / A)
+    return Optimum(float((x * m.r).sum()), float((x * m.c).sum()), policy)
+
+
+def _mix(P_struct: np.ndarray, eps: float) -> np.ndarray:
+    """(1 - eps) P_struct + eps / S: every policy's chain becomes irreducible and aperiodic (ergodic)."""
+    return (1.0 - eps) * P_struct + eps / P_struct.shape[-1]
+
+
+def random_cmdp(rng: np.random.Generator, n_states: int, n_actions: int, limit_frac: float,
+                eps: float = 0.05) -> CMDP:
+    """A random ergodic ACMDP: Dirichlet(1) transitions mixed with eps uniform teleport, rewards and
+    costs U(0, 1), and the limit ``l = Jc_lo + limit_frac (Jc_hi - Jc_lo)`` between the smallest
+    achievable average cost and the cost of the unconstrained reward maximiser (so the constraint binds)."""
+    P = _mix(rng.dirichlet(np.ones(n_states), size=(n_states, n_actions)), eps)
+    r = rng.uniform(size=(n_states, n_actions))
+    c = rng.uniform(size=(n_states, n_actions))
+    return _with_binding_limit(CMDP(P, r, c, 0.0, "random"), limit_frac)
+
+
+def delayed_cost_cmdp(delay: int, limit_frac: float, eps: float = 0.02) -> CMDP:
+    """A hub with a cost that arrives ``delay`` steps after the action that causes it.
+
+    State 0 is the hub; states 1..delay form a corridor. In the hub, action 0 ("safe") earns 0.4 and
+    stays; action 1 ("risky") earns 1.0 and enters the corridor, whose states earn 1.0 per step with
+    either action and move one step on; the last corridor state charges cost 1 (any action) and
+    returns to the hub. A discounted learner sees the risky action's cost scaled by about gamma^delay,
+    the reward at once: with gamma = 0.9 and delay 8 the cost looks 2.3 times smaller than it is.
+    """
+    S, A = delay + 1, 2
+    P = np.zeros((S, A, S))
+    r = np.zeros((S, A))
+    c = np.zeros((S, A))
+    P[0, 0, 0] = 1.0
+    P[0, 1, 1] = 1.0
+    r[0] = (0.4, 1.0)
+    for s in range(1, S):
+        P[s, :, s + 1 if s < delay else 0] = 1.0
+        r[s] = 1.0
+    c[delay] = 1.0
+    return _with_binding_limit(CMDP(_mix(P, eps), r, c, 0.0, f"delayed_cost_{delay}"), limit_frac)
+
+
+def slow_mixing_cmdp(n_half: int, switch: float, limit_frac: float, eps: float = 0.01) -> CMDP:
+    """Two clusters of ``n_half`` states that mix quickly inside and slowly between.
+
+    Cluster L is cheap (cost 0) and poor (reward 0.3); cluster R is rich (reward 1) and costly
+    (cost 1). Action 1 in the last state of L crosses to R with probability ``switch`` (slow), and in
+    R action 1 keeps the chain in R while action 0 drifts back to L with probability ``switch``. The
+    long-run cost of a policy is set by the rare crossings, which a short discount horizon barely sees.
+    """
+    S, A = 2 * n_half, 2
+    P = np.zeros((S, A, S))
+    r = np.zeros((S, A))
+    c = np.zeros((S, A))
+    left, right = np.arange(n_half), np.arange(n_half, S)
+    for s in left:
+        P[s, :, left] = 1.0 / n_half                           # fast mixing inside L
+        r[s] = 0.3
+    P[left[-1], 1] *= 1.0 - switch
+    P[left[-1], 1, right[0]] += switch
+    for s in right:
+        P[s, :, right] = 1.0 / n_half
+        r[s] = 1.0
+        c[s] = 1.0
+    for s in right:
+        P[s, 0] *= 1.0 - switch
+        P[s, 0, left[0]] += switch
+    return _with_binding_limit(CMDP(_mix(P, eps), r, c, 0.0, f"slow_mixing_{n_half}"), limit_frac)
+
+
+def _with_binding_limit(m: CMDP, limit_frac: float) -> CMDP:
+    """Set l between the least achievable average cost and the cost of the unconstrained optimum."""
+    lo = optimum(m._replace(r=-m.c), constrained=False).J * -1.0        # min_pi J_C
+    hi = optimum(m, constrained=False).J_C
+    return m._replace(limit=float(lo + limit_frac * (hi - lo)))
+
+
+class TabularCMDPEnv:
+    """N parallel copies of a tabular CMDP as a gymnasium-style vector environment (continuing).
+
+    Observations are state indices (N,) int64; ``step`` returns reward (N,), no terminations or
+    truncations, and the cost (N,) in ``info["cost"]``; states are sampled by inverse CDF from
+    ``rng``, which the caller owns (no hidden global state).
+    """
+
+    def __init__(self, m: CMDP, num_envs: int, rng: np.random.Generator):
+        self.m, self.num_envs, self.rng = m, num_envs, rng
+        self.cdf = np.cumsum(m.P, axis=-1)                     # (S, A, S)
+        self.state = np.zeros(num_envs, dtype=np.int64)
+
+    def reset(self, seed: int | None = None, start: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.state = (self.rng.integers(self.m.n_states, size=self.num_envs) if start is None
+                      else np.asarray(start, dtype=np.int64).copy())
+        return self.state.copy(), {}
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        s, a = self.state, np.asarray(actions, dtype=np.int64)
+        u = self.rng.random(self.num_envs)[:, None]
+        nxt = np.minimum((u > self.cdf[s, a]).sum(1), self.m.n_states - 1)
+        reward, cost = self.m.r[s, a], self.m.c[s, a]
+        self.state = nxt
+        none = np.zeros(self.num_envs, dtype=bool)
+        return nxt.copy(), reward, none, none, {"cost": cost}

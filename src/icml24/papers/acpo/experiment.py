@@ -1,0 +1,279 @@
+"""Experiment of ACPO: ``run(config, seed)`` and the figures.
+
+Per seed:
+
+1. three tabular ACMDPs (cmdp.py): a random one (drawn from the seed), the delayed-cost one and the
+   slow-mixing one (the two where discounting misleads). Every method (ACPO, ATRPO, CPO at each
+   gamma, PCPO, PPO-Lagrangian) trains a tabular softmax policy from the uniform policy on continuing
+   rollouts; after every update the policy's exact J and J_C are recorded. The final policy's
+   *constrained score* is (J - J_min) / (J* - J_min) if it is feasible (J_C <= l + slack) and 0
+   otherwise, with J* the exact constrained optimum and J_min the least average reward (both by the
+   occupancy LP): 1 is optimal, 0 is as bad as the worst policy;
+2. recovery (C2): ACPO started from an infeasible policy (near the unconstrained optimum) on the random
+   and the delayed-cost instance; the number of updates until J_C <= l + slack;
+3. the continuing point-on-a-circle task (C3): ACPO, CPO (largest gamma) and PPO-Lagrangian with
+   Gaussian MLP policies; the final policy's average reward and cost over a long evaluation rollout.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from icml24.common.rl import Rollout, average_gae, collect, gae
+from icml24.core.context import RunContext
+from icml24.core.plots import band
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.acpo.algorithm import (
+    Batch,
+    GaussianMLPPolicy,
+    MLPCritic,
+    PPOLagConfig,
+    TabularCritic,
+    TabularSoftmaxPolicy,
+    TrustRegionConfig,
+    ppo_lag_update,
+    trust_region_update,
+)
+from icml24.papers.acpo.cmdp import CMDP, TabularCMDPEnv, delayed_cost_cmdp, evaluate, optimum, random_cmdp, slow_mixing_cmdp
+from icml24.papers.acpo.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
+from icml24.papers.acpo.point_circle import PointCircleEnv
+
+__all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "train_tabular",
+           "TabularTrace", "Learner"]
+
+INSTANCES = ("random", "delayed", "slow")
+MISLEADING = ("delayed", "slow")
+
+
+class Learner(NamedTuple):
+    """A method and the discount of its advantages (None: the average-reward criterion)."""
+
+    tag: str             # name in metrics, e.g. "cpo_g0.9"
+    method: str          # algorithm.METHODS
+    gamma: float | None
+
+
+def learners(config: Config) -> tuple[Learner, ...]:
+    """ACPO, ATRPO, CPO at every gamma, PCPO and PPO-Lagrangian (module docstring)."""
+    return (Learner("acpo", "acpo", None), Learner("atrpo", "atrpo", None),
+            *(Learner(f"cpo_g{g:g}", "cpo", g) for g in config.gammas),
+            Learner(f"pcpo_g{config.gamma:g}", "pcpo", config.gamma),
+            Learner(f"ppo_lag_g{config.gamma:g}", "ppo_lag", config.gamma))
+
+
+class _Agent:
+    """A policy, its reward and cost critics and (PPO-Lagrangian) its optimiser and multiplier."""
+
+    def __init__(self, learner: Learner, policy, critic_r, critic_c, config: Config):
+        self.learner, self.policy, self.critic_r, self.critic_c = learner, policy, critic_r, critic_c
+        self.tr = TrustRegionConfig(config.delta, config.cg_iters, config.damping, config.backtracks, 0.5)
+        self.ppo = PPOLagConfig(config.ppo_clip, config.ppo_epochs, config.ppo_lr, config.lagrange_lr)
+        self.opt = torch.optim.Adam(policy.parameters(), lr=config.ppo_lr) if learner.method == "ppo_lag" else None
+        self.multiplier = 0.0
+        self.lam = config.lam
+
+    def update(self, ro: Rollout, limit: float, to_tensor) -> str:
+        """Advantages from the current critics, critic fits, one policy update; returns its case."""
+        obs, nxt = to_tensor(ro.obs), to_tensor(ro.next_obs)   # (T, N, ...)
+        advs = []
+        for critic, signal in ((self.critic_r, ro.rewards), (self.critic_c, ro.costs)):
+            v = critic(obs.flatten(0, 1)).reshape(signal.shape).double().numpy()
+            v_next = critic(nxt.flatten(0, 1)).reshape(signal.shape).double().numpy()
+            if self.learner.gamma is None:
+                adv = average_gae(signal, v, v_next, float(signal.mean()), self.lam)
+            else:
+                adv = gae(signal, v, v_next, self.learner.gamma, self.lam)
+            critic.fit(obs.flatten(0, 1), torch.as_tensor((adv + v).reshape(-1), dtype=_dtype(critic)))
+            advs.append(torch.as_tensor(adv.reshape(-1), dtype=torch.float64))
+        acts = torch.as_tensor(ro.actions.reshape(-1, *ro.actions.shape[2:]))
+        batch = Batch(obs.flatten(0, 1), acts, advs[0].to(_pdtype(self.policy)), advs[1].to(_pdtype(self.policy)),
+                      float(ro.costs.mean()) - limit)
+        if self.learner.method == "ppo_lag":
+            info, self.multiplier = ppo_lag_update(self.policy, self.opt, batch, self.multiplier, self.ppo)
+        else:
+            info = trust_region_update(self.policy, batch, self.learner.method, self.tr)  # type: ignore[arg-type]
+        return info.case
+
+
+def _dtype(critic) -> torch.dtype:
+    return torch.float64 if isinstance(critic, TabularCritic) else torch.float32
+
+
+def _pdtype(policy) -> torch.dtype:
+    return next(policy.parameters()).dtype
+
+
+class TabularTrace(NamedTuple):
+    """Exact J and J_C after every update of one tabular run (index 0: the initial policy)."""
+
+    J: np.ndarray        # (iters + 1,)
+    J_C: np.ndarray      # (iters + 1,)
+    recoveries: int      # updates that took the recovery step
+
+
+def train_tabular(m: CMDP, learner: Learner, config: Config, rng: np.random.Generator,
+                  init_logits: np.ndarray | None = None, iters: int | None = None) -> TabularTrace:
+    """Train ``learner`` on ``m`` from ``init_logits`` (default: the uniform policy) for ``iters`` updates."""
+    S, A = m.n_states, m.n_actions
+    policy = TabularSoftmaxPolicy(S, A, None if init_logits is None else torch.as_tensor(init_logits))
+    agent = _Agent(learner, policy, TabularCritic(S), TabularCritic(S), config)
+    env = TabularCMDPEnv(m, config.n_envs, rng)
+    obs, _ = env.reset()
+
+    def act(states: np.ndarray) -> np.ndarray:
+        cdf = np.cumsum(policy.table().numpy()[states], axis=1)            # (N, A)
+        return np.minimum((rng.random(len(states))[:, None] > cdf).sum(1), A - 1)
+
+    J, J_C = [], []
+    recoveries = 0
+
+    def record() -> None:
+        ev = evaluate(m, policy.table().numpy())
+        J.append(ev.J)
+        J_C.append(ev.J_C)
+
+    record()
+    for _ in range(config.iters if iters is None else iters):
+        ro = collect(env, act, obs, config.steps)
+        obs = ro.last_obs
+        recoveries += agent.update(ro, m.limit, lambda x: torch.as_tensor(x, dtype=torch.long)) == "recovery"
+        record()
+    return TabularTrace(np.array(J), np.array(J_C), recoveries)
+
+
+def instances(config: Config, rng: np.random.Generator) -> dict[str, CMDP]:
+    return {"random": random_cmdp(rng, config.n_states, config.n_actions, config.limit_frac),
+            "delayed": delayed_cost_cmdp(config.delay, config.limit_frac),
+            "slow": slow_mixing_cmdp(config.n_half, config.switch, config.limit_frac)}
+
+
+class Scale(NamedTuple):
+    """Exact reference values of an instance."""
+
+    J_opt: float         # J*: constrained optimum
+    J_min: float         # least average reward of any policy
+    cost_range: float    # J_C of the unconstrained optimum - min J_C (the limit sits inside it)
+    slack: float         # feasibility slack on J_C
+
+
+def scale(m: CMDP, config: Config) -> Scale:
+    lo = -optimum(m._replace(r=-m.c), constrained=False).J
+    hi = optimum(m, constrained=False).J_C
+    return Scale(optimum(m).J, optimum(m, constrained=False, sense="min").J, hi - lo, config.slack_frac * (hi - lo))
+
+
+def score(J: float, J_C: float, m: CMDP, sc: Scale) -> float:
+    """Constrained score (module docstring): normalised reward if feasible, else 0."""
+    return float((J - sc.J_min) / (sc.J_opt - sc.J_min)) if J_C <= m.limit + sc.slack else 0.0
+
+
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: the tabular comparison, the recovery runs and the point-circle task (module docstring)."""
+    ctx = ctx or RunContext.local()
+    streams = iter(np.random.SeedSequence(seed).spawn(64))
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {"iteration": list(map(float, range(config.iters + 1)))}
+    with ctx.threads(config.threads):
+        torch.manual_seed(seed)
+        cmdps = instances(config, np.random.default_rng(next(streams)))
+        baselines = [lr for lr in learners(config) if lr.method not in ("acpo", "atrpo")]
+        for name, m in cmdps.items():
+            sc = scale(m, config)
+            metrics[f"J_opt_{name}"] = sc.J_opt
+            for lr in learners(config):
+                tr = train_tabular(m, lr, config, np.random.default_rng(next(streams)))
+                metrics[f"J_{lr.tag}_{name}"] = float(tr.J[-1])
+                metrics[f"viol_{lr.tag}_{name}"] = float((tr.J_C[-1] - m.limit) / sc.cost_range)
+                metrics[f"score_{lr.tag}_{name}"] = score(tr.J[-1], tr.J_C[-1], m, sc)
+                curves[f"J_{lr.tag}_{name}"] = ((tr.J - sc.J_min) / (sc.J_opt - sc.J_min)).tolist()
+                curves[f"Jc_{lr.tag}_{name}"] = (tr.J_C - m.limit).tolist()
+            metrics[f"score_best_discounted_{name}"] = max(metrics[f"score_{b.tag}_{name}"] for b in baselines)
+        for who in ("acpo", "best_discounted"):
+            metrics[f"score_{who}_misleading"] = float(np.mean([metrics[f"score_{who}_{n}"] for n in MISLEADING]))
+        metrics["acpo_worst_viol"] = max(metrics[f"viol_acpo_{n}"] for n in INSTANCES)
+        # 2. recovery from an infeasible start (C2)
+        worst = 0
+        for name in ("random", "delayed"):
+            m = cmdps[name]
+            sc = scale(m, config)
+            start = config.infeasible_logit * optimum(m, constrained=False).policy.round()
+            tr = train_tabular(m, Learner("acpo", "acpo", None), config, np.random.default_rng(next(streams)),
+                               init_logits=start)
+            feasible = np.flatnonzero(tr.J_C <= m.limit + sc.slack)
+            k = int(feasible[0]) if len(feasible) else config.iters + 1
+            metrics[f"recovery_iters_{name}"] = float(k)
+            metrics[f"start_viol_{name}"] = float(tr.J_C[0] - m.limit)
+            worst = max(worst, k)
+            curves[f"Jc_recovery_{name}"] = (tr.J_C - m.limit).tolist()
+        metrics["recovery_iters"] = float(worst)
+        # 3. point on a circle (C3)
+        if config.circle_iters > 0:
+            metrics.update(ctx.stage("point_circle", point_circle, config, next(streams), seed))
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+CIRCLE_LEARNERS = ("acpo", "cpo", "ppo_lag")
+
+
+def point_circle(config: Config, stream: np.random.SeedSequence, seed: int) -> dict[str, float]:
+    """Train ACPO, CPO (largest gamma) and PPO-Lagrangian on :class:`PointCircleEnv`; evaluate each final
+    policy on ``circle_eval_steps`` continuing steps per environment."""
+    out: dict[str, float] = {}
+    g = max(config.gammas)
+    feasible_scores = []
+    for i, (tag, lr) in enumerate((("acpo", Learner("acpo", "acpo", None)), ("cpo", Learner("cpo", "cpo", g)),
+                                   ("ppo_lag", Learner("ppo_lag", "ppo_lag", config.gamma)))):
+        torch.manual_seed(seed * 1000 + i)
+        env = PointCircleEnv(config.circle_envs)
+        obs, _ = env.reset(seed=int(stream.generate_state(1)[0]) + i)
+        policy = GaussianMLPPolicy(4, 2, config.circle_hidden)
+        agent = _Agent(lr, policy, MLPCritic(4, config.circle_hidden), MLPCritic(4, config.circle_hidden), config)
+
+        def act(o: np.ndarray) -> np.ndarray:
+            with torch.no_grad():
+                return policy.dist(torch.as_tensor(o, dtype=torch.float32)).sample().numpy()
+
+        for _ in range(config.circle_iters):
+            ro = collect(env, act, obs, config.circle_steps)
+            obs = ro.last_obs
+            agent.update(ro, config.circle_limit, lambda x: torch.as_tensor(x, dtype=torch.float32))
+        ev = collect(env, act, obs, config.circle_eval_steps)
+        J, J_C = float(ev.rewards.mean()), float(ev.costs.mean())
+        out[f"circle_J_{tag}"], out[f"circle_Jc_{tag}"] = J, J_C
+        ok = J_C <= config.circle_limit * (1 + config.slack_frac)
+        out[f"circle_score_{tag}"] = J if ok else 0.0
+        if tag != "acpo":
+            feasible_scores.append(out[f"circle_score_{tag}"])
+    out["circle_score_best_baseline"] = max(feasible_scores)
+    return out
+
+
+def figures(result: RunResult) -> dict:
+    """Normalised exact reward and cost minus the limit per update, per instance; recovery curves."""
+    import matplotlib.pyplot as plt
+
+    it = result.curve("iteration")[0]
+    tags = sorted({n[2:-len("_random")] for n in result.curve_names() if n.startswith("J_") and n.endswith("_random")})
+    fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), sharex=True)
+    for j, name in enumerate(INSTANCES):
+        for tag in tags:
+            band(axes[0, j], it, result.curve(f"J_{tag}_{name}"), label=tag)
+            band(axes[1, j], it, result.curve(f"Jc_{tag}_{name}"), label=tag)
+        axes[0, j].axhline(1.0, color="k", ls="--", lw=1)
+        axes[1, j].axhline(0.0, color="k", ls="--", lw=1)
+        axes[0, j].set_title(f"{name}: (J - J_min) / (J* - J_min)", fontsize=9)
+        axes[1, j].set_title(f"{name}: J_C - l (exact)", fontsize=9)
+        axes[1, j].set_xlabel("update")
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig2, ax = plt.subplots(figsize=(5, 3.4))
+    for name in ("random", "delayed"):
+        band(ax, it, result.curve(f"Jc_recovery_{name}"), label=f"ACPO from infeasible, {name}")
+    ax.axhline(0.0, color="k", ls="--", lw=1)
+    ax.set_xlabel("update")
+    ax.set_ylabel("J_C - l")
+    ax.legend(fontsize=7)
+    return {"learning_curves": fig, "recovery": fig2}

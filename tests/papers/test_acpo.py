@@ -1,0 +1,238 @@
+"""ACPO: exact ACMDP quantities, the performance-difference identity, CG, the trust-region dual's KKT
+conditions, the advantage estimators, and the update rules on tiny problems."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import minimize
+
+from icml24.common.rl import average_gae, collect, gae
+from icml24.papers.acpo.algorithm import (
+    Batch,
+    TabularSoftmaxPolicy,
+    TrustRegionConfig,
+    conjugate_gradient,
+    fisher_vector_product,
+    pcpo_step,
+    trust_region_step,
+    trust_region_update,
+)
+from icml24.papers.acpo.cmdp import (
+    CMDP,
+    TabularCMDPEnv,
+    delayed_cost_cmdp,
+    evaluate,
+    optimum,
+    random_cmdp,
+    slow_mixing_cmdp,
+    stationary,
+)
+from icml24.papers.acpo.config import QUICK
+from icml24.papers.acpo.experiment import Learner, train_tabular
+from icml24.papers.acpo.point_circle import PointCircleEnv
+
+
+def _two_state() -> CMDP:
+    P = np.zeros((2, 2, 2))
+    P[0, 0, 0] = P[1, 0, 1] = P[0, 1, 1] = P[1, 1, 0] = 1.0    # action 0 stays, action 1 switches
+    r = np.array([[1.0, 1.0], [0.0, 0.0]])
+    return CMDP(P, r, 1.0 - r, 0.25)
+
+
+def test_two_state_chain_by_hand():
+    # switch with probability p in state 0 and q in state 1: d = (q, p) / (p + q), J = q / (p + q);
+    # the bias solves V(0) - V(1) = (1 - J - (-J)) / (p + q) = 1 / (p + q)
+    p, q = 0.2, 0.6
+    pi = np.array([[1 - p, p], [1 - q, q]])
+    ev = evaluate(_two_state(), pi)
+    assert ev.d == pytest.approx([q / (p + q), p / (p + q)], abs=1e-12)
+    assert ev.J == pytest.approx(0.75, abs=1e-12) and ev.J_C == pytest.approx(0.25, abs=1e-12)
+    assert ev.V[0] - ev.V[1] == pytest.approx(1 / (p + q), abs=1e-12)
+    assert ev.d @ ev.V == pytest.approx(0.0, abs=1e-12)
+    # Abar(0, switch) = Qbar(0, 1) - V(0) = (1 - J + V(1)) - V(0)
+    assert ev.A[0, 1] == pytest.approx(1 - 0.75 + ev.V[1] - ev.V[0], abs=1e-12)
+    assert (pi * ev.A).sum(1) == pytest.approx([0.0, 0.0], abs=1e-12)          # E_{a ~ pi} Abar = 0
+
+
+def test_stationary_distribution_is_invariant():
+    m = random_cmdp(np.random.default_rng(3), 7, 3, 0.5)
+    pi = np.random.default_rng(4).dirichlet(np.ones(3), size=7)
+    d = evaluate(m, pi).d
+    P_pi = np.einsum("sa,sat->st", pi, m.P)
+    assert d @ P_pi == pytest.approx(d, abs=1e-12) and d.sum() == pytest.approx(1.0) and np.all(d > 0)
+    assert stationary(P_pi) == pytest.approx(d)
+
+
+def test_average_reward_matches_a_long_simulation():
+    m = random_cmdp(np.random.default_rng(5), 6, 2, 0.5)
+    pi = np.full((6, 2), 0.5)
+    env = TabularCMDPEnv(m, 200, np.random.default_rng(6))
+    obs, _ = env.reset()
+    rng = np.random.default_rng(7)
+    ro = collect(env, lambda s: rng.integers(2, size=len(s)), obs, 500)
+    ev = evaluate(m, pi)
+    se = ro.rewards.mean(0).std() / math.sqrt(200)          # chains are independent
+    assert abs(ro.rewards.mean() - ev.J) < 5 * se + 0.01
+    assert abs(ro.costs.mean() - ev.J_C) < 5 * ro.costs.mean(0).std() / math.sqrt(200) + 0.01
+
+
+def test_performance_difference_identity_is_exact():
+    """J(pi') - J(pi) = E_{s ~ d_pi', a ~ pi'}[Abar^pi(s, a)] (ACPO Lemma 3.1), for reward and cost."""
+    rng = np.random.default_rng(11)
+    m = random_cmdp(rng, 8, 3, 0.5)
+    pi, pi2 = rng.dirichlet(np.ones(3), size=8), rng.dirichlet(np.ones(3), size=8)
+    ev, ev2 = evaluate(m, pi), evaluate(m, pi2)
+    assert ev2.J - ev.J == pytest.approx(float(ev2.d @ (pi2 * ev.A).sum(1)), abs=1e-12)
+    assert ev2.J_C - ev.J_C == pytest.approx(float(ev2.d @ (pi2 * ev.A_C).sum(1)), abs=1e-12)
+
+
+def test_occupancy_lp_optimum_is_achieved_by_its_policy_and_beats_random_policies():
+    rng = np.random.default_rng(2)
+    m = random_cmdp(rng, 6, 3, 0.5)
+    opt = optimum(m)
+    ev = evaluate(m, opt.policy)
+    assert ev.J == pytest.approx(opt.J, abs=1e-7) and ev.J_C <= m.limit + 1e-7
+    for pi in rng.dirichlet(np.ones(3), size=(300, 6)):
+        e = evaluate(m, pi)
+        if e.J_C <= m.limit:
+            assert e.J <= opt.J + 1e-9
+    # the limit binds: the unconstrained optimum is infeasible and better
+    free = optimum(m, constrained=False)
+    assert free.J > opt.J and free.J_C > m.limit
+    assert optimum(m, constrained=False, sense="min").J <= min(opt.J, free.J)
+
+
+@pytest.mark.parametrize("make", [lambda: delayed_cost_cmdp(5, 0.5), lambda: slow_mixing_cmdp(3, 0.05, 0.5)])
+def test_misleading_instances_are_ergodic_with_a_binding_limit(make):
+    m = make()
+    assert np.allclose(m.P.sum(-1), 1.0) and np.all(m.P > 0)
+    free = optimum(m, constrained=False)
+    assert free.J_C > m.limit > -optimum(m._replace(r=-m.c), constrained=False).J
+
+
+def test_delayed_cost_arrives_after_the_corridor():
+    m = delayed_cost_cmdp(4, 0.5, eps=0.0 + 1e-9)
+    risky = np.zeros((5, 2))
+    risky[:, 1] = 1.0
+    ev = evaluate(m, risky)
+    assert ev.J_C == pytest.approx(1 / 5, abs=1e-6)        # one cost per lap of 5 steps
+    assert ev.J == pytest.approx(1.0, abs=1e-6)
+
+
+def test_conjugate_gradient_solves_the_fisher_system():
+    torch.manual_seed(0)
+    policy = TabularSoftmaxPolicy(5, 3, torch.randn(5, 3))
+    obs = torch.randint(0, 5, (400,))
+    with torch.no_grad():
+        old = policy.dist(obs)
+    fvp = fisher_vector_product(policy, obs, old, damping=1e-3)
+    n = 15
+    H = torch.stack([fvp(e) for e in torch.eye(n, dtype=torch.float64)])      # (n, n) explicit (H + damping I)
+    assert torch.allclose(H, H.T, atol=1e-10)
+    # the Fisher matrix of a softmax row: F = counts/M * (diag(p) - p p^T) per state block
+    counts = torch.bincount(obs, minlength=5).double() / len(obs)
+    p = policy.table()
+    F = torch.block_diag(*[counts[s] * (torch.diag(p[s]) - torch.outer(p[s], p[s])) for s in range(5)])
+    assert torch.allclose(H, F + 1e-3 * torch.eye(n, dtype=torch.float64), atol=1e-10)
+    b = torch.randn(n, dtype=torch.float64)
+    x = conjugate_gradient(fvp, b, iters=200, tol=1e-24)
+    assert torch.linalg.norm(fvp(x) - b) < 1e-8 * torch.linalg.norm(b)
+
+
+def _kkt_problem(seed: int, c: float):
+    g = torch.Generator().manual_seed(seed)
+    M = torch.randn(4, 4, dtype=torch.float64, generator=g)
+    H = M @ M.T + 0.5 * torch.eye(4, dtype=torch.float64)
+    gr = torch.randn(4, dtype=torch.float64, generator=g)
+    b = torch.randn(4, dtype=torch.float64, generator=g)
+    Hi = torch.linalg.inv(H)
+    return H, gr, b, Hi @ gr, Hi @ b, c
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("c", [-0.3, -0.05, 0.0, 0.05])
+def test_dual_step_satisfies_kkt_and_matches_a_generic_solver(seed, c):
+    H, g, b, v, w, c = _kkt_problem(seed, c)
+    delta = 0.02
+    st = trust_region_step(v, w, g, b, c, delta)
+    x = st.x
+    if st.case == "recovery":
+        pytest.skip("no feasible point in the trust region for this draw")
+    kl = 0.5 * float(x @ H @ x)
+    assert kl <= delta * (1 + 1e-8)
+    assert c + float(b @ x) <= 1e-8
+    if st.case == "constrained":
+        # stationarity g = lam H x + nu b, complementary slackness
+        assert torch.allclose(g, st.lam * (H @ x) + st.nu * b, atol=1e-8)
+        assert st.nu * (c + float(b @ x)) == pytest.approx(0.0, abs=1e-8)
+        assert st.lam * (kl - delta) == pytest.approx(0.0, abs=1e-8)
+    Hn, gn, bn = H.numpy(), g.numpy(), b.numpy()
+    res = minimize(lambda z: -gn @ z, np.zeros(4), jac=lambda z: -gn, method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda z: -(c + bn @ z), "jac": lambda z: -bn},
+                                {"type": "ineq", "fun": lambda z: delta - 0.5 * z @ Hn @ z, "jac": lambda z: -Hn @ z}],
+                   options={"ftol": 1e-14, "maxiter": 500})
+    assert float(g @ x) == pytest.approx(-res.fun, rel=1e-5, abs=1e-8)
+
+
+def test_recovery_step_when_the_trust_region_holds_no_feasible_point():
+    H, g, b, v, w, _ = _kkt_problem(0, 0.0)
+    s = float(b @ w)
+    c = 2.0 * math.sqrt(2 * 0.02 * s)                          # c^2 / s > 2 delta and c > 0
+    st = trust_region_step(v, w, g, b, c, 0.02)
+    assert st.case == "recovery"
+    assert torch.allclose(st.x, -math.sqrt(2 * 0.02 / s) * w)
+    assert 0.5 * float(st.x @ H @ st.x) == pytest.approx(0.02)
+    assert float(b @ st.x) < 0                                 # the cost surrogate decreases
+
+
+def test_pcpo_step_projects_onto_the_linearised_constraint():
+    H, g, b, v, w, _ = _kkt_problem(1, 0.0)
+    for c in (-0.5, 0.0, 0.1):
+        x = pcpo_step(v, w, g, b, c, 0.02)
+        assert c + float(b @ x) <= 1e-9 or float(b @ x) == pytest.approx(float(b @ (math.sqrt(0.04 / float(g @ v)) * v)))
+
+
+def test_gae_matches_the_definition_and_average_gae_with_lambda_one_telescopes():
+    rng = np.random.default_rng(0)
+    r, v, nv = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+    gamma, lam = 0.9, 0.8
+    delta = r + gamma * nv - v
+    ref = np.array([[sum((gamma * lam) ** k * delta[t + k, n] for k in range(6 - t)) for n in range(3)]
+                    for t in range(6)])
+    assert gae(r, v, nv, gamma, lam) == pytest.approx(ref)
+    nv = np.vstack([v[1:], rng.normal(size=(1, 3))])           # a consistent trajectory: V(s_{t+1}) = v[t+1]
+    a = average_gae(r, v, nv, rho=0.3, lam=1.0)
+    assert a[0] == pytest.approx((r - 0.3).sum(0) + nv[-1] - v[0])
+
+
+def test_acpo_update_respects_the_trust_region_and_reduces_cost_when_infeasible():
+    m = delayed_cost_cmdp(3, 0.5)
+    start = np.zeros((4, 2))
+    start[0, 1] = 3.0                                          # mostly risky: infeasible
+    trace = train_tabular(m, Learner("acpo", "acpo", None), QUICK,
+                          np.random.default_rng(0), init_logits=start, iters=8)
+    assert trace.J_C[0] > m.limit and trace.J_C[-1] < trace.J_C[0]
+    policy = TabularSoftmaxPolicy(4, 2)
+    obs = torch.randint(0, 4, (300,))
+    batch = Batch(obs, torch.randint(0, 2, (300,)), torch.randn(300, dtype=torch.float64),
+                  torch.randn(300, dtype=torch.float64), -0.1)
+    info = trust_region_update(policy, batch, "acpo", TrustRegionConfig(0.01, 20, 1e-3, 10, 0.5))
+    assert info.kl <= 0.01 + 1e-12
+
+
+def test_point_circle_pays_counter_clockwise_motion_and_charges_time_outside_the_band():
+    env = PointCircleEnv(1)
+    env.reset(seed=0)
+    env.state = np.array([[1.0, 0.0, 0.0, 1.0]])               # on the circle, moving up (counter-clockwise)
+    _, r, term, trunc, info = env.step(np.zeros((1, 2)))
+    assert r[0] > 0 and info["cost"][0] == 1.0 and not term[0] and not trunc[0]
+    env.state = np.array([[0.0, 1.0, 1.0, 0.0]])               # at the top moving right: clockwise
+    _, r, _, _, info = env.step(np.zeros((1, 2)))
+    assert r[0] < 0 and info["cost"][0] == 0.0
+    env.state = np.array([[1.99, 0.0, 1.0, 0.0]])              # leaving the box: restarted at rest on r = R / 2
+    obs, _, _, _, _ = env.step(np.ones((1, 2)))
+    assert np.hypot(obs[0, 0], obs[0, 1]) == pytest.approx(0.5) and np.all(obs[0, 2:] == 0)
