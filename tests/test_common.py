@@ -1,4 +1,4 @@
-"""Shared components: data read out of installed wheels."""
+"""Shared components: data read out of installed wheels; RL advantage estimators."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from icml24.common import wheel_data
+from icml24.common.rl import average_gae, gae
 from icml24.core.errors import UserError
 
 
@@ -33,3 +34,16 @@ def test_spoken_digits_shapes():
     assert all(a.shape[1] == 13 for a in seqs.x)
     assert min(len(a) for a in seqs.x) == 6 and max(len(a) for a in seqs.x) == 92
     assert np.array_equal(np.bincount(seqs.y), np.full(10, 300))
+
+
+def test_rl_gae_matches_the_definition_and_average_gae_with_lambda_one_telescopes():
+    rng = np.random.default_rng(0)
+    r, v, nv = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+    gamma, lam = 0.9, 0.8
+    delta = r + gamma * nv - v
+    ref = np.array([[sum((gamma * lam) ** k * delta[t + k, n] for k in range(6 - t)) for n in range(3)]
+                    for t in range(6)])
+    assert gae(r, v, nv, gamma, lam) == pytest.approx(ref)
+    nv = np.vstack([v[1:], rng.normal(size=(1, 3))])           # a consistent trajectory: V(s_{t+1}) = v[t+1]
+    a = average_gae(r, v, nv, rho=0.3, lam=1.0)
+    assert a[0] == pytest.approx((r - 0.3).sum(0) + nv[-1] - v[0])

@@ -10,7 +10,7 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from icml24.common.rl import average_gae, collect, gae
+from icml24.common.rl import collect
 from icml24.papers.acpo.algorithm import (
     Batch,
     TabularSoftmaxPolicy,
@@ -194,19 +194,6 @@ def test_pcpo_step_projects_onto_the_linearised_constraint():
     for c in (-0.5, 0.0, 0.1):
         x = pcpo_step(v, w, g, b, c, 0.02)
         assert c + float(b @ x) <= 1e-9 or float(b @ x) == pytest.approx(float(b @ (math.sqrt(0.04 / float(g @ v)) * v)))
-
-
-def test_gae_matches_the_definition_and_average_gae_with_lambda_one_telescopes():
-    rng = np.random.default_rng(0)
-    r, v, nv = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
-    gamma, lam = 0.9, 0.8
-    delta = r + gamma * nv - v
-    ref = np.array([[sum((gamma * lam) ** k * delta[t + k, n] for k in range(6 - t)) for n in range(3)]
-                    for t in range(6)])
-    assert gae(r, v, nv, gamma, lam) == pytest.approx(ref)
-    nv = np.vstack([v[1:], rng.normal(size=(1, 3))])           # a consistent trajectory: V(s_{t+1}) = v[t+1]
-    a = average_gae(r, v, nv, rho=0.3, lam=1.0)
-    assert a[0] == pytest.approx((r - 0.3).sum(0) + nv[-1] - v[0])
 
 
 def test_acpo_update_respects_the_trust_region_and_reduces_cost_when_infeasible():

@@ -47,7 +47,14 @@ METHODS: tuple[str, ...] = ("acpo", "atrpo", "cpo", "pcpo", "ppo_lag")
 
 
 # ---------------------------------------------------------------- policies and critics
-class TabularSoftmaxPolicy(nn.Module):
+class Policy(nn.Module):
+    """A stochastic policy: ``dist(obs)`` is the action distribution, ``log_prob`` per sample."""
+
+    def dist(self, obs: torch.Tensor) -> torch.distributions.Distribution:
+        raise NotImplementedError
+
+
+class TabularSoftmaxPolicy(Policy):
     """pi(a|s) = softmax(theta[s])_a over a finite state and action set (float64)."""
 
     def __init__(self, n_states: int, n_actions: int, logits: torch.Tensor | None = None):
@@ -63,7 +70,7 @@ class TabularSoftmaxPolicy(nn.Module):
         return torch.softmax(self.logits.detach(), dim=-1)
 
 
-class GaussianMLPPolicy(nn.Module):
+class GaussianMLPPolicy(Policy):
     """pi(.|s) = N(mu_theta(s), diag(exp(2 log_std))): tanh MLP mean, state-independent log std."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int, log_std: float = -0.5):
@@ -130,7 +137,7 @@ def flat_grad(y: torch.Tensor, policy: nn.Module, **kw) -> torch.Tensor:
     return torch.cat([g.reshape(-1) for g in torch.autograd.grad(y, list(policy.parameters()), **kw)])
 
 
-def fisher_vector_product(policy: nn.Module, obs: torch.Tensor, old: torch.distributions.Distribution,
+def fisher_vector_product(policy: Policy, obs: torch.Tensor, old: torch.distributions.Distribution,
                           damping: float) -> Callable[[torch.Tensor], torch.Tensor]:
     """v -> (H + damping I) v, H the Hessian of mean KL(pi_k || pi_theta) at theta = theta_k (the Fisher
     information matrix of the policy, TRPO App. C), by double backpropagation."""
@@ -271,7 +278,7 @@ class TrustRegionConfig(NamedTuple):
     backtrack_ratio: float
 
 
-def trust_region_update(policy: nn.Module, batch: Batch, method: Method, tr: TrustRegionConfig) -> UpdateInfo:
+def trust_region_update(policy: Policy, batch: Batch, method: Method, tr: TrustRegionConfig) -> UpdateInfo:
     """One ACPO / ATRPO / CPO / PCPO update of ``policy`` in place (module docstring)."""
     obs, act = batch.obs, batch.actions
     with torch.no_grad():
@@ -321,7 +328,7 @@ def trust_region_update(policy: nn.Module, batch: Batch, method: Method, tr: Tru
     return UpdateInfo(step.case, accepted, kl_val, step.nu)
 
 
-def line_search(policy: nn.Module, theta_k: torch.Tensor, x: torch.Tensor, surrogates, mean_kl, accept,
+def line_search(policy: Policy, theta_k: torch.Tensor, x: torch.Tensor, surrogates, mean_kl, accept,
                 tr: TrustRegionConfig) -> tuple[bool, float]:
     """Backtracking: theta = theta_k + ratio^j x, j = 0..backtracks-1, the first ``accept``-ed one;
     theta_k is kept if none is."""
@@ -345,7 +352,7 @@ class PPOLagConfig(NamedTuple):
     lr_lambda: float     # dual ascent step on J_C - l
 
 
-def ppo_lag_update(policy: nn.Module, opt: torch.optim.Optimizer, batch: Batch, lam: float,
+def ppo_lag_update(policy: Policy, opt: torch.optim.Optimizer, batch: Batch, lam: float,
                    cfg: PPOLagConfig) -> tuple[UpdateInfo, float]:
     """PPO-Lagrangian (Ray et al. 2019): lambda <- max(0, lambda + lr_lambda (J_C - l)), then ``epochs``
     Adam steps on -E[min(ratio A, clip(ratio) A)] with A = (A_R - lambda A_C) / (1 + lambda)."""

@@ -91,7 +91,7 @@ class _Agent:
         acts = torch.as_tensor(ro.actions.reshape(-1, *ro.actions.shape[2:]))
         batch = Batch(obs.flatten(0, 1), acts, advs[0].to(_pdtype(self.policy)), advs[1].to(_pdtype(self.policy)),
                       float(ro.costs.mean()) - limit)
-        if self.learner.method == "ppo_lag":
+        if self.opt is not None:                               # PPO-Lagrangian
             info, self.multiplier = ppo_lag_update(self.policy, self.opt, batch, self.multiplier, self.ppo)
         else:
             info = trust_region_update(self.policy, batch, self.learner.method, self.tr)  # type: ignore[arg-type]
@@ -232,7 +232,7 @@ def point_circle(config: Config, stream: np.random.SeedSequence, seed: int) -> d
         policy = GaussianMLPPolicy(4, 2, config.circle_hidden)
         agent = _Agent(lr, policy, MLPCritic(4, config.circle_hidden), MLPCritic(4, config.circle_hidden), config)
 
-        def act(o: np.ndarray) -> np.ndarray:
+        def act(o: np.ndarray, policy: GaussianMLPPolicy = policy) -> np.ndarray:
             with torch.no_grad():
                 return policy.dist(torch.as_tensor(o, dtype=torch.float32)).sample().numpy()
 
