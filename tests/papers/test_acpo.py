@@ -223,3 +223,25 @@ def test_point_circle_pays_counter_clockwise_motion_and_charges_time_outside_the
     env.state = np.array([[1.99, 0.0, 1.0, 0.0]])              # leaving the box: restarted at rest on r = R / 2
     obs, _, _, _, _ = env.step(np.ones((1, 2)))
     assert np.hypot(obs[0, 0], obs[0, 1]) == pytest.approx(0.5) and np.all(obs[0, 2:] == 0)
+
+
+def test_ppo_lagrangian_dual_ascent_and_clipped_step():
+    """lambda <- max(0, lambda + lr (J_C - l)) (Ray et al. 2019); the policy moves toward the action with
+    the larger A_R - lambda A_C, and the clipped objective stops it once the ratio leaves [1 - eps, 1 + eps]."""
+    from icml24.papers.acpo.algorithm import PPOLagConfig, ppo_lag_update
+
+    policy = TabularSoftmaxPolicy(1, 2)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.2)        # no momentum: the clip stops it where it binds
+    obs = torch.zeros(200, dtype=torch.long)
+    acts = torch.arange(200) % 2
+    adv_r = torch.where(acts == 1, 1.0, -1.0).double()        # action 1 pays more reward ...
+    adv_c = torch.where(acts == 1, 3.0, -3.0).double()        # ... and much more cost
+    cfg = PPOLagConfig(clip=0.2, epochs=50, lr=0.5, lr_lambda=1.0)
+    _, lam = ppo_lag_update(policy, opt, Batch(obs, acts, adv_r, adv_c, c=-0.5), 0.2, cfg)
+    assert lam == 0.0                                          # max(0, 0.2 - 0.5)
+    p1 = float(policy.table()[0, 1])
+    assert 0.6 <= p1 < 0.7                                     # past the clip ratio 1.2 by at most a step, then frozen
+    policy2 = TabularSoftmaxPolicy(1, 2)
+    opt2 = torch.optim.SGD(policy2.parameters(), lr=0.2)
+    _, lam2 = ppo_lag_update(policy2, opt2, Batch(obs, acts, adv_r, adv_c, c=1.0), 0.0, cfg)
+    assert lam2 == 1.0 and float(policy2.table()[0, 1]) < 0.5  # A_R - 1 * A_C favours action 0
