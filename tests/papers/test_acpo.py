@@ -245,3 +245,17 @@ def test_ppo_lagrangian_dual_ascent_and_clipped_step():
     opt2 = torch.optim.SGD(policy2.parameters(), lr=0.2)
     _, lam2 = ppo_lag_update(policy2, opt2, Batch(obs, acts, adv_r, adv_c, c=1.0), 0.0, cfg)
     assert lam2 == 1.0 and float(policy2.table()[0, 1]) < 0.5  # A_R - 1 * A_C favours action 0
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["n_states=1"], "n_states"), ("SMOKE", ["n_actions=1"], "n_actions"), ("SMOKE", ["delta=0"], "delta"),
+    ("SMOKE", ["limit_frac=1"], "limit_frac"), ("SMOKE", ["switch=0"], "switch"), ("SMOKE", ["lam=1.5"], "lam"),
+    ("SMOKE", ["gammas=0.9,0.9"], "gammas"), ("SMOKE", ["gammas=1.0"], "gammas"), ("SMOKE", ["gammas="], "gammas"),
+    ("SMOKE", ["steps=1"], "steps"), ("SMOKE", ["circle_limit=0"], "circle_limit"), ("SMOKE", ["circle_iters=0"], None),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.testing import check_config_rule
+    from icml24.papers.acpo import config as cf
+
+    check_config_rule(getattr(cf, preset), overrides, cf.validate, field)
