@@ -91,12 +91,13 @@ def evaluate(m: CMDP, pi: np.ndarray) -> Evaluation:
 
     A two-state chain by hand: from either state, action 0 stays, action 1 switches; reward 1 in state
     0, cost 1 in state 1. The policy that switches with probability 1/2 everywhere has d = (1/2, 1/2),
-    J = J_C = 1/2, and bias V = (1/2, -1/2) (V(0) - V(1) = 1 / (1 - (1 - 2 * 1/2)) ... solved exactly):
+    J = J_C = 1/2, and bias V = (1/2, -1/2) (V(0) - V(1) = 1 / (p + q) = 1 for switching probabilities
+    p = q = 1/2, and d^T V = 0):
 
     >>> P = np.zeros((2, 2, 2)); P[0, 0, 0] = P[1, 0, 1] = P[0, 1, 1] = P[1, 1, 0] = 1
     >>> r = np.array([[1., 1.], [0., 0.]]); c = 1 - r
     >>> ev = evaluate(CMDP(P, r, c, 0.5), np.full((2, 2), 0.5))
-    >>> ev.d.tolist(), ev.J, ev.J_C, ev.V.tolist()
+    >>> ev.d.round(12).tolist(), round(ev.J, 12), round(ev.J_C, 12), ev.V.round(12).tolist()
     ([0.5, 0.5], 0.5, 0.5, [0.5, -0.5])
     """
     P_pi = np.einsum("sa,sat->st", pi, m.P)                    # (S, S)
@@ -115,9 +116,9 @@ def optimum(m: CMDP, constrained: bool = True, sense: str = "max") -> Optimum:
     over stationary policies, with or without the cost constraint.
 
     >>> P = np.zeros((2, 2, 2)); P[0, 0, 0] = P[1, 0, 1] = P[0, 1, 1] = P[1, 1, 0] = 1
-    >>> r = np.array([[1., 1.], [0., 0.]]); m = CMDP(P, r, 1 - r, 0.25)
-    >>> round(optimum(m).J, 6), round(optimum(m, constrained=False).J, 6)   # time in state 0 is <= 0.75
-    (0.75, 1.0)
+    >>> r = np.array([[0., 0.], [1., 1.]]); m = CMDP(P, r, r, 0.25)     # reward = cost = time in state 1
+    >>> round(optimum(m).J, 6), round(optimum(m, constrained=False).J, 6)
+    (0.25, 1.0)
     """
     S, A = m.n_states, m.n_actions
     flow = np.zeros((S, S * A))                                # flow balance, one row per s'
