@@ -206,10 +206,14 @@ def slow_mixing_cmdp(n_half: int, switch: float, limit_frac: float, eps: float =
     return _with_binding_limit(CMDP(_mix(P, eps), r, c, 0.0, f"slow_mixing_{n_half}"), limit_frac)
 
 
+def cost_bounds(m: CMDP) -> tuple[float, float]:
+    """(min over policies of J_C, J_C of the unconstrained reward maximiser): the range the limit sits in."""
+    return -optimum(m._replace(r=-m.c), constrained=False).J, optimum(m, constrained=False).J_C
+
+
 def _with_binding_limit(m: CMDP, limit_frac: float) -> CMDP:
     """Set l between the least achievable average cost and the cost of the unconstrained optimum."""
-    lo = optimum(m._replace(r=-m.c), constrained=False).J * -1.0        # min_pi J_C
-    hi = optimum(m, constrained=False).J_C
+    lo, hi = cost_bounds(m)
     return m._replace(limit=float(lo + limit_frac * (hi - lo)))
 
 
@@ -226,11 +230,10 @@ class TabularCMDPEnv:
         self.cdf = np.cumsum(m.P, axis=-1)                     # (S, A, S)
         self.state = np.zeros(num_envs, dtype=np.int64)
 
-    def reset(self, seed: int | None = None, start: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-        self.state = (self.rng.integers(self.m.n_states, size=self.num_envs) if start is None
-                      else np.asarray(start, dtype=np.int64).copy())
+        self.state = self.rng.integers(self.m.n_states, size=self.num_envs)
         return self.state.copy(), {}
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:

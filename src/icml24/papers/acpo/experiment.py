@@ -37,7 +37,16 @@ from icml24.papers.acpo.algorithm import (
     ppo_lag_update,
     trust_region_update,
 )
-from icml24.papers.acpo.cmdp import CMDP, TabularCMDPEnv, delayed_cost_cmdp, evaluate, optimum, random_cmdp, slow_mixing_cmdp
+from icml24.papers.acpo.cmdp import (
+    CMDP,
+    TabularCMDPEnv,
+    cost_bounds,
+    delayed_cost_cmdp,
+    evaluate,
+    optimum,
+    random_cmdp,
+    slow_mixing_cmdp,
+)
 from icml24.papers.acpo.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.acpo.point_circle import PointCircleEnv
 
@@ -160,8 +169,7 @@ class Scale(NamedTuple):
 
 
 def scale(m: CMDP, config: Config) -> Scale:
-    lo = -optimum(m._replace(r=-m.c), constrained=False).J
-    hi = optimum(m, constrained=False).J_C
+    lo, hi = cost_bounds(m)
     return Scale(optimum(m).J, optimum(m, constrained=False, sense="min").J, hi - lo, config.slack_frac * (hi - lo))
 
 
@@ -179,9 +187,10 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     with ctx.threads(config.threads):
         torch.manual_seed(seed)
         cmdps = instances(config, np.random.default_rng(next(streams)))
+        scales = {name: scale(m, config) for name, m in cmdps.items()}     # exact LPs, once per instance
         baselines = [lr for lr in learners(config) if lr.method not in ("acpo", "atrpo")]
         for name, m in cmdps.items():
-            sc = scale(m, config)
+            sc = scales[name]
             metrics[f"J_opt_{name}"] = sc.J_opt
             for lr in learners(config):
                 tr = train_tabular(m, lr, config, np.random.default_rng(next(streams)))
@@ -197,8 +206,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         # 2. recovery from an infeasible start (C2)
         worst = 0
         for name in ("random", "delayed"):
-            m = cmdps[name]
-            sc = scale(m, config)
+            m, sc = cmdps[name], scales[name]
             start = config.infeasible_logit * optimum(m, constrained=False).policy.round()
             tr = train_tabular(m, Learner("acpo", "acpo", None), config, np.random.default_rng(next(streams)),
                                init_logits=start)
