@@ -1,0 +1,19 @@
+"""ETM (Chen et al., ICML 2024): energy-based transition models trained by InfoNCE with Langevin negatives,
+the forward models they are compared with, a task with discontinuous dynamics, offline Pendulum-v1 data in
+D4RL's arrays and Minari's format, and model-based off-policy evaluation with the DOPE metrics.
+"""
+
+from icml24.core.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "energy": ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes", "langevin",
+               "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM"],
+    "forward": ["ForwardConfig", "GaussianEnsemble", "DeterministicMLP"],
+    "jump": ["JumpTask", "JumpData", "dynamics", "sample"],
+    "data": ["ENV_ID", "Episode", "swing_up", "limited", "noisy", "uniform", "collect", "to_d4rl", "save_minari",
+             "load_minari", "discounted_returns"],
+    "ope": ["Bounds", "bounds", "model_values", "DopeMetrics", "dope_metrics"],
+    "config": ["Config", "SMOKE", "QUICK", "FULL"],
+    "experiment": ["run", "figures", "models", "jump_stage", "ope_stage"],
+    "claims": ["CLAIMS"],
+})

@@ -1,0 +1,228 @@
+"""The energy-based transition model (ETM) of Chen et al. (ICML 2024, Sec. 4).
+
+A scalar energy E_theta(s, a, Delta) over a transition's target Delta = [s' - s, r] (with the reward,
+``with_reward``) is trained so that the observed target has the least energy among Langevin negatives
+(InfoNCE, Eq. 4), with a margin penalty on the target gradient of the energy that keeps the landscape
+smooth enough for gradient-based sampling; the model predicts by Langevin *descent* on the energy from
+Delta = 0 (Eq. 5, noise 0). The recipe is implicit behaviour cloning's (Florence et al. 2021); the
+hyperparameters below are those of the official code (``offlinerlkit/dynamics/etm_dynamics.py``,
+``modules/etm_module.py``), whose formulas are restated here, not copied:
+
+* inputs: [s, a] z-scored; targets *box-normalised*: Delta / max_i |Delta_i| per dimension (no centring),
+  so the data lie in [-1, 1] and the sampler works in the box [-1.1, 1.1];
+* a Langevin step (``langevin``):
+  Delta <- clamp(Delta - clip(eta_k (0.5 clip(grad_Delta E, +-g) + sigma xi), +-d), +-1.1), xi ~ N(0, I),
+  eta_k = (eta_0 - eta_K)(1 - k / (K - 1))^2 + eta_K (polynomial schedule, eta_0 = 0.1, eta_K = 1e-3);
+  training negatives: K = 50, sigma = 0.5, g = 10, d = 0.5 from Delta ~ U[-1, 1]^d; prediction: K = 100,
+  sigma = 0, g = 0.5, d = 0.5 from Delta = 0;
+* loss per sample: -log softmax(-E / tau) at the positive over [N negatives, positive] plus the gradient
+  penalty mean_j max(0, ||grad_Delta E(s, a, Delta_j)|| - M)^2 over all N + 1 targets; summed over the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes", "langevin",
+           "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "mlp"]
+
+BOX = 1.1  # the sampler's clamp ("margin_clip"): predictions stay within 1.1x the largest |Delta| in the data
+
+
+def mlp(n_in: int, hidden: int, layers: int, n_out: int) -> nn.Sequential:
+    """``layers`` hidden ReLU layers of width ``hidden``."""
+    mods: list[nn.Module] = []
+    for i in range(layers):
+        mods += [nn.Linear(n_in if i == 0 else hidden, hidden), nn.ReLU()]
+    mods.append(nn.Linear(hidden if layers else n_in, n_out))
+    return nn.Sequential(*mods)
+
+
+class EnergyNet(nn.Module):
+    """E_theta(x, Delta): an MLP on concat(x, Delta) with a scalar output, x = z-scored [s, a]."""
+
+    def __init__(self, x_dim: int, target_dim: int, hidden: int = 200, layers: int = 4):
+        super().__init__()
+        self.net = mlp(x_dim + target_dim, hidden, layers, 1)
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """x (..., x_dim), target (..., target_dim) -> energy (...)."""
+        return self.net(torch.cat([x, target], -1)).squeeze(-1)
+
+
+class Scalers(NamedTuple):
+    """Input z-scoring and target box normalisation, fitted on the training data."""
+
+    x_mean: np.ndarray    # (x_dim,)
+    x_std: np.ndarray     # (x_dim,)
+    box: np.ndarray       # (target_dim,) max_i |Delta_i| (1 where that is 0)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, target: np.ndarray) -> "Scalers":
+        std = x.std(0)
+        box = np.abs(target).max(0)
+        return cls(x.mean(0), np.where(std < 1e-12, 1.0, std), np.where(box < 1e-12, 1.0, box))
+
+    def x(self, x: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor((x - self.x_mean) / self.x_std, dtype=torch.float32)
+
+
+@dataclass(frozen=True)
+class LangevinConfig:
+    """One Langevin sampler (module docstring)."""
+
+    iters: int            # K
+    noise: float          # sigma
+    grad_clip: float      # g: element-wise clip of grad_Delta E
+    delta_clip: float     # d: element-wise clip of the move
+    eta_init: float = 0.1     # eta_0
+    eta_final: float = 1e-3   # eta_K
+
+
+TRAIN_SAMPLER = LangevinConfig(iters=50, noise=0.5, grad_clip=10.0, delta_clip=0.5)
+PREDICT_SAMPLER = LangevinConfig(iters=100, noise=0.0, grad_clip=0.5, delta_clip=0.5)
+
+
+def step_sizes(cfg: LangevinConfig) -> np.ndarray:
+    """eta_k, k = 0..K-1, of the polynomial schedule (power 2).
+
+    >>> step_sizes(LangevinConfig(iters=3, noise=0, grad_clip=1, delta_clip=1, eta_init=0.1, eta_final=0.0)).round(4)
+    array([0.1  , 0.025, 0.   ])
+    """
+    k = np.arange(cfg.iters)
+    return (cfg.eta_init - cfg.eta_final) * (1 - k / max(cfg.iters - 1, 1)) ** 2 + cfg.eta_final
+
+
+def langevin(energy: Callable[[torch.Tensor], torch.Tensor], start: torch.Tensor, cfg: LangevinConfig,
+             generator: torch.Generator | None = None) -> torch.Tensor:
+    """Run ``cfg.iters`` Langevin steps on ``energy`` (targets (..., d) -> energies (...)) from ``start``.
+
+    Returns the detached final targets, shape of ``start``.
+    """
+    delta = start.detach()
+    for eta in step_sizes(cfg):
+        delta = delta.requires_grad_(True)
+        (grad,) = torch.autograd.grad(energy(delta).sum(), delta)
+        drift = 0.5 * grad.clamp(-cfg.grad_clip, cfg.grad_clip)
+        if cfg.noise > 0:
+            drift = drift + cfg.noise * torch.randn(delta.shape, generator=generator)
+        delta = (delta.detach() - (float(eta) * drift).clamp(-cfg.delta_clip, cfg.delta_clip)).clamp(-BOX, BOX)
+    return delta.detach()
+
+
+def info_nce(energies: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """Per-sample InfoNCE loss, energies (B, N + 1) with the positive in the last column -> (B,).
+
+    -log [exp(-E_pos / tau) / sum_j exp(-E_j / tau)] (Eq. 4).
+
+    >>> round(float(info_nce(torch.zeros(1, 4))[0]), 6) == round(float(np.log(4)), 6)
+    True
+    """
+    logits = -energies / temperature
+    return -(logits[:, -1] - torch.logsumexp(logits, dim=-1))
+
+
+def grad_penalty(net: EnergyNet, x: torch.Tensor, targets: torch.Tensor, margin: float) -> torch.Tensor:
+    """mean_j max(0, ||grad_Delta E(x, Delta_j)|| - M)^2 per sample; x (B, x_dim), targets (B, N+1, d) -> (B,).
+
+    Built with ``create_graph`` so that the penalty is differentiable in theta.
+    """
+    t = targets.detach().requires_grad_(True)
+    e = net(x[:, None, :].expand(-1, t.shape[1], -1), t)                 # (B, N+1)
+    (g,) = torch.autograd.grad(e.sum(), t, create_graph=True)            # (B, N+1, d)
+    return (g.norm(dim=-1) - margin).clamp(min=0).pow(2).mean(1)
+
+
+@dataclass(frozen=True)
+class ETMConfig:
+    """Training and prediction settings of one energy transition model."""
+
+    hidden: int = 200          # width of the energy MLP (official: 200)
+    layers: int = 4            # hidden layers (official: 4)
+    negatives: int = 16        # N Langevin negatives per sample
+    train_iters: int = 50      # K of the negative sampler
+    predict_iters: int = 100   # K of the prediction (descent)
+    margin: float = 5.0        # M of the gradient penalty
+    temperature: float = 1.0   # tau
+    lr: float = 1e-3           # Adam
+    weight_decay: float = 1e-4
+    batch: int = 1024
+    steps: int = 1000          # optimiser steps
+
+
+class ETMLoss(NamedTuple):
+    """The two parts of one batch's loss (summed over the batch)."""
+
+    contrastive: float
+    penalty: float
+
+
+class ETM:
+    """An energy transition model fitted to (x, Delta) pairs; ``predict`` returns Delta in data units."""
+
+    def __init__(self, x_dim: int, target_dim: int, cfg: ETMConfig):
+        self.cfg = cfg
+        self.net = EnergyNet(x_dim, target_dim, cfg.hidden, cfg.layers)
+        self.scalers: Scalers | None = None
+
+    def loss(self, x: torch.Tensor, target: torch.Tensor, generator: torch.Generator | None = None) -> ETMLoss:
+        """Backpropagate one batch's loss (x (B, x_dim), normalised target (B, d)); returns its parts."""
+        B, d = target.shape
+        N = self.cfg.negatives
+        xr = x.repeat_interleave(N, 0)                                   # (B N, x_dim)
+        sampler = LangevinConfig(self.cfg.train_iters, TRAIN_SAMPLER.noise, TRAIN_SAMPLER.grad_clip,
+                                 TRAIN_SAMPLER.delta_clip)
+        start = 2 * torch.rand(B * N, d, generator=generator) - 1       # U[-1, 1]^d
+        for p in self.net.parameters():
+            p.requires_grad_(False)
+        neg = langevin(lambda t: self.net(xr, t), start, sampler, generator).reshape(B, N, d)
+        for p in self.net.parameters():
+            p.requires_grad_(True)
+        targets = torch.cat([neg, target[:, None, :]], 1)               # (B, N+1, d), positive last
+        contrastive = info_nce(self.net(x[:, None, :].expand(-1, N + 1, -1), targets), self.cfg.temperature)
+        penalty = grad_penalty(self.net, x, targets, self.cfg.margin)
+        (contrastive + penalty).sum().backward()
+        return ETMLoss(float(contrastive.sum().detach()), float(penalty.sum().detach()))
+
+    def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator) -> list[float]:
+        """Train on x (n, x_dim), Delta (n, d) for ``cfg.steps`` batches; returns the per-step InfoNCE."""
+        self.scalers = Scalers.fit(x, target)
+        xs = self.scalers.x(x)
+        ts = torch.as_tensor(target / self.scalers.box, dtype=torch.float32)
+        opt = torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        n, trace = len(xs), []
+        for _ in range(self.cfg.steps):
+            idx = torch.randint(n, (min(self.cfg.batch, n),), generator=generator)
+            opt.zero_grad()
+            trace.append(self.loss(xs[idx], ts[idx], generator).contrastive / len(idx))
+            opt.step()
+        return trace
+
+    def predict(self, x: np.ndarray, iters: int | None = None, restarts: int = 0,
+                generator: torch.Generator | None = None) -> np.ndarray:
+        """Delta (n, d) in data units by noiseless Langevin descent from 0 (Eq. 5; the official rule).
+
+        ``restarts > 0`` (a diagnostic, not the paper's rule) also descends from that many U[-1, 1]^d
+        starts per input and keeps, per input, the end point of least energy: it tells a wrong basin of
+        the descent from 0 apart from a wrong energy landscape.
+        """
+        assert self.scalers is not None, "fit the model first"
+        xs = self.scalers.x(x)                                           # (n, x_dim)
+        n, d = len(xs), len(self.scalers.box)
+        cfg = LangevinConfig(iters or self.cfg.predict_iters, PREDICT_SAMPLER.noise, PREDICT_SAMPLER.grad_clip,
+                             PREDICT_SAMPLER.delta_clip)
+        starts = torch.cat([torch.zeros(1, n, d), 2 * torch.rand(restarts, n, d, generator=generator) - 1])
+        xr = xs.expand(1 + restarts, -1, -1)                             # (1 + R, n, x_dim)
+        for p in self.net.parameters():
+            p.requires_grad_(False)
+        ends = langevin(lambda t: self.net(xr, t), starts, cfg)          # (1 + R, n, d)
+        with torch.no_grad():
+            best = self.net(xr, ends).argmin(0)                          # (n,)
+        for p in self.net.parameters():
+            p.requires_grad_(True)
+        return ends[best, torch.arange(n)].double().numpy() * self.scalers.box

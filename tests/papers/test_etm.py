@@ -1,0 +1,234 @@
+"""ETM: the Langevin sampler, InfoNCE and the gradient penalty against direct computations, recovery of
+a linear system, the forward models, the data layer (D4RL arrays, Minari round trip), model rollouts
+against the real Pendulum-v1, and the DOPE metrics against hand-computed values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("gymnasium")
+pytest.importorskip("minari")
+
+from icml24.papers.etm import data, jump, ope  # noqa: E402
+from icml24.papers.etm.energy import (  # noqa: E402
+    BOX,
+    ETM,
+    PREDICT_SAMPLER,
+    TRAIN_SAMPLER,
+    EnergyNet,
+    ETMConfig,
+    LangevinConfig,
+    grad_penalty,
+    info_nce,
+    langevin,
+    step_sizes,
+)
+from icml24.papers.etm.forward import DeterministicMLP, ForwardConfig, GaussianEnsemble  # noqa: E402
+
+
+def test_step_sizes_follow_the_polynomial_schedule():
+    eta = step_sizes(TRAIN_SAMPLER)
+    assert len(eta) == 50 and eta[0] == pytest.approx(0.1) and eta[-1] == pytest.approx(1e-3)
+    k = 10
+    assert eta[k] == pytest.approx((0.1 - 1e-3) * (1 - k / 49) ** 2 + 1e-3)
+    assert np.all(np.diff(eta) <= 0)
+
+
+def test_one_langevin_step_by_hand():
+    # E(t) = 3 t_0 - t_1: grad (3, -1); g = 10 leaves it, eta_0 = 0.1: move 0.1 * 0.5 * (3, -1) = (0.15, -0.05)
+    cfg = LangevinConfig(iters=1, noise=0.0, grad_clip=10.0, delta_clip=0.5)
+    out = langevin(lambda t: 3 * t[..., 0] - t[..., 1], torch.tensor([[0.2, 0.3]]), cfg)
+    assert torch.allclose(out, torch.tensor([[0.2 - 0.15, 0.3 + 0.05]]))
+    # the gradient clip (0.5) and the box clamp (1.1)
+    cfg2 = LangevinConfig(iters=1, noise=0.0, grad_clip=0.5, delta_clip=0.5)
+    out2 = langevin(lambda t: 3 * t[..., 0] - t[..., 1], torch.tensor([[0.0, 1.1]]), cfg2)
+    assert torch.allclose(out2, torch.tensor([[-0.025, BOX]]))
+
+
+def test_langevin_lowers_the_energy_of_samples():
+    g = torch.Generator().manual_seed(0)
+    centre = torch.tensor([0.4, -0.3, 0.1])
+    energy = lambda t: 8.0 * ((t - centre) ** 2).sum(-1)
+    start = 2 * torch.rand(2000, 3, generator=g) - 1
+    for cfg in (TRAIN_SAMPLER, PREDICT_SAMPLER):
+        end = langevin(energy, start, cfg, g)
+        assert float(energy(end).mean()) < 0.25 * float(energy(start).mean())
+    # noiseless descent ends at the minimum; the noisy sampler spreads around it
+    end = langevin(energy, torch.zeros(5, 3), LangevinConfig(iters=300, noise=0.0, grad_clip=10.0, delta_clip=0.5))
+    assert torch.allclose(end, centre.expand(5, 3), atol=1e-3)
+    # and on an (untrained) energy network: the mean energy goes down
+    net = EnergyNet(2, 3, hidden=16, layers=2)
+    x = torch.randn(500, 2, generator=g)
+    for p in net.parameters():
+        p.requires_grad_(False)
+    t0 = 2 * torch.rand(500, 3, generator=g) - 1
+    t1 = langevin(lambda t: net(x, t), t0, PREDICT_SAMPLER)
+    assert float(net(x, t1).mean()) < float(net(x, t0).mean())
+
+
+def test_info_nce_equals_a_direct_computation():
+    g = torch.Generator().manual_seed(1)
+    E = torch.randn(4, 6, generator=g, dtype=torch.float64)
+    for tau in (1.0, 0.5):
+        direct = [-np.log(np.exp(-e[-1] / tau) / np.exp(-e / tau).sum()) for e in E.numpy()]
+        assert np.allclose(info_nce(E, tau).numpy(), direct)
+    # the official form: KL divergence of a one-hot target at the last column from log softmax(-E)
+    logp = torch.log_softmax(-E, -1)
+    onehot = torch.nn.functional.one_hot(torch.full((4,), 5), 6).double()
+    kl = torch.nn.KLDivLoss(reduction="none")(logp, onehot).sum(-1)
+    assert torch.allclose(info_nce(E), kl)
+
+
+def test_grad_penalty_by_hand_and_by_gradcheck():
+    # a linear energy (no hidden layer): grad_Delta E = w_Delta for every target
+    net = EnergyNet(2, 2, layers=0).double()
+    with torch.no_grad():
+        net.net[0].weight.copy_(torch.tensor([[1.0, -1.0, 3.0, 4.0]]))      # ||w_Delta|| = 5
+    x = torch.zeros(3, 2, dtype=torch.float64)
+    targets = torch.zeros(3, 4, 2, dtype=torch.float64)
+    assert torch.allclose(grad_penalty(net, x, targets, margin=2.0), torch.full((3,), 9.0, dtype=torch.float64))
+    assert torch.allclose(grad_penalty(net, x, targets, margin=6.0), torch.zeros(3, dtype=torch.float64))
+    # the penalty is differentiable in theta (create_graph): autograd against central differences
+    torch.manual_seed(0)
+    net2 = EnergyNet(2, 2, hidden=5, layers=1).double()
+    net2.net[1] = torch.nn.Tanh()                                          # smooth, so differences converge
+    xg, tg = torch.randn(2, 2, dtype=torch.float64), 3 * torch.randn(2, 3, 2, dtype=torch.float64)
+    W = net2.net[0].weight
+    with torch.no_grad():
+        W.mul_(4.0)                                                        # gradients above the margin
+    grad_penalty(net2, xg, tg, margin=0.1).sum().backward()
+    h = 1e-6
+    for i, j in ((0, 0), (2, 3), (4, 1)):
+        vals = []
+        for shift in (h, -2 * h, h):                                       # +h, -h, back
+            with torch.no_grad():
+                W[i, j] += shift
+            vals.append(float(grad_penalty(net2, xg, tg, margin=0.1).sum().detach()))
+        up, down = vals[0], vals[1]
+        assert W.grad[i, j].item() == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-8)
+
+
+def test_etm_recovers_a_deterministic_linear_system():
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    A = np.array([[0.5, -0.2, 0.3], [0.1, 0.4, -0.6]])
+    x = rng.uniform(-1, 1, (2000, 3))
+    target = x @ A.T
+    model = ETM(3, 2, ETMConfig(hidden=32, layers=2, negatives=8, train_iters=10, batch=128, steps=300))
+    model.fit(x, target, torch.Generator().manual_seed(0))
+    xt = rng.uniform(-1, 1, (500, 3))
+    err = ((model.predict(xt) - xt @ A.T) ** 2).mean() / (xt @ A.T).var()
+    assert err < 0.05                                   # R^2 > 0.95 after 300 steps
+    # the fitted linear map: least squares on the predictions recovers A
+    A_hat = np.linalg.lstsq(xt, model.predict(xt), rcond=None)[0].T
+    assert np.abs(A_hat - A).max() < 0.1
+
+
+@pytest.mark.parametrize("cls", [GaussianEnsemble, DeterministicMLP])
+def test_forward_models_recover_a_linear_system(cls):
+    torch.manual_seed(0)
+    rng = np.random.default_rng(1)
+    A = np.array([[0.5, -0.2, 0.3], [0.1, 0.4, -0.6]])
+    x = rng.uniform(-1, 1, (2000, 3))
+    model = cls(3, 2, ForwardConfig(hidden=32, layers=2, members=3, batch=128, steps=600))
+    model.fit(x, x @ A.T + 2.0, torch.Generator().manual_seed(0))
+    xt = rng.uniform(-1, 1, (300, 3))
+    assert np.abs(model.predict(xt) - (xt @ A.T + 2.0)).max() < 0.1
+
+
+def test_gaussian_ensemble_log_variance_stays_within_its_soft_bounds():
+    model = GaussianEnsemble(3, 2, ForwardConfig(hidden=8, layers=1, members=2))
+    with torch.no_grad():
+        model.nets[0][-1].bias.fill_(50.0)
+        model.nets[1][-1].bias.fill_(-50.0)
+    _, logvar = model.gaussians(torch.zeros(4, 3))
+    assert float(logvar.max()) <= 0.5 + 1e-4 and float(logvar.min()) >= -10.0 - 1e-4   # float32 softplus
+
+
+def test_jump_task_is_discontinuous_at_the_threshold_and_invariant_in_p():
+    task = jump.JumpTask()
+    x = np.array([[0.0, 0.2, task.threshold - 1e-9], [0.0, 0.2, task.threshold + 1e-9], [1.7, 0.2, 0.1], [0.0, 0.2, 0.1]])
+    d = jump.dynamics(x, task)
+    assert d[1, 1] - d[0, 1] == pytest.approx(task.jump) and d[1, 0] - d[0, 0] == pytest.approx(0.1 * task.jump)
+    assert np.array_equal(d[2], d[3])
+    s = jump.sample(np.random.default_rng(0), 100, task, p_range=(1.0, 2.0), a_range=(0.25, 0.35))
+    assert s.x[:, 0].min() >= 1.0 and s.x[:, 2].max() <= 0.35 and s.target.shape == (100, 2)
+
+
+def _true_pendulum(x: np.ndarray) -> np.ndarray:
+    """Pendulum-v1's dynamics and reward (gymnasium's classic_control/pendulum.py), Delta = [s' - s, r]."""
+    c, s, w, u = x[:, 0], x[:, 1], x[:, 2], np.clip(x[:, 3], -2, 2)
+    th = np.arctan2(s, c)
+    r = -(th ** 2 + 0.1 * w ** 2 + 0.001 * u ** 2)
+    w2 = np.clip(w + (3 * 10.0 / 2 * np.sin(th) + 3.0 * u) * 0.05, -8, 8)
+    th2 = th + w2 * 0.05
+    return np.stack([np.cos(th2) - c, np.sin(th2) - s, w2 - w, r], 1)
+
+
+def test_model_values_of_the_true_dynamics_equal_the_real_returns():
+    policies = [data.limited(0.5), data.limited(2.0)]
+    truth, starts = [], None
+    for pi in policies:
+        eps = data.collect(pi, 4, 123)
+        truth.append(data.discounted_returns(eps, 0.995).mean())
+        starts = np.stack([e.observations[0] for e in eps])
+    wide = ope.Bounds(np.full(3, -100.0), np.full(3, 100.0), -100.0, 100.0)
+    est = ope.model_values(_true_pendulum, policies, starts, 200, 0.995, wide)
+    assert np.allclose(est, truth, rtol=2e-3)
+    assert truth[1] > truth[0]                          # the stronger motor is the better policy
+
+
+def test_d4rl_arrays_and_the_minari_round_trip(tmp_path):
+    eps = data.collect(data.uniform(np.random.default_rng(0)), 3, 7)
+    assert [len(e.rewards) for e in eps] == [200] * 3 and all(e.observations.shape == (201, 3) for e in eps)
+    d4 = data.to_d4rl(eps)
+    assert d4["observations"].shape == (600, 3) and d4["actions"].shape == (600, 1)
+    assert np.array_equal(d4["next_observations"][:199], d4["observations"][1:200])
+    assert d4["timeouts"].sum() == 3 and d4["timeouts"][199] and not d4["terminals"].any()
+    data.save_minari(eps, tmp_path, "pendulum/test-v0", "a test")
+    back = data.load_minari(tmp_path, "pendulum/test-v0")
+    assert len(back) == 3
+    for a, b in zip(eps, back):
+        for f in data.Episode._fields:
+            assert np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f))), f
+    import os
+    assert os.environ.get("MINARI_DATASETS_PATH") != str(tmp_path.resolve())   # restored afterwards
+
+
+def test_dope_metrics_by_hand_spearman_not_pearson():
+    truth = np.array([0.0, 1.0, 2.0, 10.0])
+    est = np.array([0.0, 1.0, 8.0, 9.0])                # same order, not linear
+    m = ope.dope_metrics(est, truth)
+    assert m.spearman == pytest.approx(1.0)
+    assert m.pearson == pytest.approx(np.corrcoef(est, truth)[0, 1]) and m.pearson < 0.95
+    assert m.abs_error == pytest.approx((0 + 0 + 6 + 1) / 4 / 10)
+    assert m.regret1 == 0.0
+    m2 = ope.dope_metrics(np.array([5.0, 0.0, 1.0, 2.0]), truth)   # picks policy 0 (true value 0)
+    assert m2.regret1 == pytest.approx(1.0)
+    assert m2.spearman == pytest.approx(1 - 6 * (9 + 1 + 1 + 1) / (4 * 15))
+
+
+def test_behaviour_policies_and_the_swing_up():
+    obs = np.array([[np.cos(0.1), np.sin(0.1), 0.0], [-1.0, 0.0, 0.5]])
+    u = data.swing_up(obs)
+    assert u[0, 0] == pytest.approx(-1.0)               # PD near the top: -(10 * 0.1 + 0)
+    assert u[1, 0] == pytest.approx(2.0)                # pumping at the bottom, clipped to the torque bound
+    assert data.limited(0.3)(obs)[1, 0] == pytest.approx(0.3)
+    assert np.all(np.abs(data.noisy(5.0, np.random.default_rng(0))(np.repeat(obs, 50, 0))) <= 2.0)
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["hidden=0"], "hidden"), ("SMOKE", ["steps=0"], "steps"), ("SMOKE", ["lr=0"], "lr"),
+    ("SMOKE", ["negatives=0"], "negatives"), ("SMOKE", ["temperature=0"], "temperature"),
+    ("SMOKE", ["restarts=0"], None), ("SMOKE", ["threshold=0.98"], "threshold"), ("SMOKE", ["near=0"], "near"),
+    ("SMOKE", ["policies=2"], "policies"), ("SMOKE", ["u_min=2"], "u_min"), ("SMOKE", ["horizon=201"], "horizon"),
+    ("SMOKE", ["gamma=0"], "gamma"),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.testing import check_config_rule
+    from icml24.papers.etm import config as cf
+
+    check_config_rule(getattr(cf, preset), overrides, cf.validate, field)
