@@ -4,6 +4,8 @@ against the real Pendulum-v1, and the DOPE metrics against hand-computed values.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -193,7 +195,6 @@ def test_d4rl_arrays_and_the_minari_round_trip(tmp_path):
     for a, b in zip(eps, back):
         for f in data.Episode._fields:
             assert np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f))), f
-    import os
     assert os.environ.get("MINARI_DATASETS_PATH") != str(tmp_path.resolve())   # restored afterwards
 
 

@@ -43,13 +43,15 @@ class Config:
     horizon: int = knob(200, "rollout length (Pendulum-v1 episodes are 200 steps)", ge=1, le=200)
     gamma: float = knob(0.995, "discount of the policy values (official: 0.995)", gt=0, le=1)
     threads: int = knob(1, "torch threads per seed", ge=1)
+    device: str = knob("cpu", "torch device of the models (cpu, cuda, cuda:N); data and rollouts stay on the CPU",
+                       nonempty=True)
 
 
 SMOKE = Config(hidden=16, layers=1, steps=5, batch=32, negatives=2, train_iters=2, predict_iters=5, restarts=2,
                members=2, jump_train=100, jump_test=20, behaviour_episodes=2, policies=3, starts=2, horizon=5)
 QUICK = Config()
 FULL = Config(hidden=200, layers=4, steps=30_000, batch=1024, negatives=16, train_iters=50, behaviour_episodes=100,
-              jump_train=20_000, policies=11, starts=50)
+              jump_train=20_000, policies=11, starts=50, device="cuda")
 SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
 
 

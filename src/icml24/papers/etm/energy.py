@@ -21,8 +21,9 @@ hyperparameters below are those of the official code (``offlinerlkit/dynamics/et
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 import torch
@@ -68,8 +69,8 @@ class Scalers(NamedTuple):
         box = np.abs(target).max(0)
         return cls(x.mean(0), np.where(std < 1e-12, 1.0, std), np.where(box < 1e-12, 1.0, box))
 
-    def x(self, x: np.ndarray) -> torch.Tensor:
-        return torch.as_tensor((x - self.x_mean) / self.x_std, dtype=torch.float32)
+    def x(self, x: np.ndarray, device: str = "cpu") -> torch.Tensor:
+        return torch.as_tensor((x - self.x_mean) / self.x_std, dtype=torch.float32, device=device)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,8 @@ def langevin(energy: Callable[[torch.Tensor], torch.Tensor], start: torch.Tensor
              generator: torch.Generator | None = None) -> torch.Tensor:
     """Run ``cfg.iters`` Langevin steps on ``energy`` (targets (..., d) -> energies (...)) from ``start``.
 
-    Returns the detached final targets, shape of ``start``.
+    Returns the detached final targets, shape of ``start``. Noise is drawn on the CPU from ``generator``
+    and moved to ``start``'s device, so a run gives the same draws on every device.
     """
     delta = start.detach()
     for eta in step_sizes(cfg):
@@ -110,7 +112,7 @@ def langevin(energy: Callable[[torch.Tensor], torch.Tensor], start: torch.Tensor
         (grad,) = torch.autograd.grad(energy(delta).sum(), delta)
         drift = 0.5 * grad.clamp(-cfg.grad_clip, cfg.grad_clip)
         if cfg.noise > 0:
-            drift = drift + cfg.noise * torch.randn(delta.shape, generator=generator)
+            drift = drift + cfg.noise * torch.randn(delta.shape, generator=generator).to(delta.device)
         delta = (delta.detach() - (float(eta) * drift).clamp(-cfg.delta_clip, cfg.delta_clip)).clamp(-BOX, BOX)
     return delta.detach()
 
@@ -155,6 +157,18 @@ class ETMConfig:
     steps: int = 1000          # optimiser steps
 
 
+@contextmanager
+def _frozen(net: nn.Module) -> Iterator[None]:
+    """The body differentiates through ``net`` with respect to its *inputs* only (no parameter graph)."""
+    for p in net.parameters():
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in net.parameters():
+            p.requires_grad_(True)
+
+
 class ETMLoss(NamedTuple):
     """The two parts of one batch's loss (summed over the batch)."""
 
@@ -165,9 +179,9 @@ class ETMLoss(NamedTuple):
 class ETM:
     """An energy transition model fitted to (x, Delta) pairs; ``predict`` returns Delta in data units."""
 
-    def __init__(self, x_dim: int, target_dim: int, cfg: ETMConfig):
-        self.cfg = cfg
-        self.net = EnergyNet(x_dim, target_dim, cfg.hidden, cfg.layers)
+    def __init__(self, x_dim: int, target_dim: int, cfg: ETMConfig, device: str = "cpu"):
+        self.cfg, self.device = cfg, device
+        self.net = EnergyNet(x_dim, target_dim, cfg.hidden, cfg.layers).to(device)
         self.scalers: Scalers | None = None
 
     def loss(self, x: torch.Tensor, target: torch.Tensor, generator: torch.Generator | None = None) -> ETMLoss:
@@ -177,12 +191,9 @@ class ETM:
         xr = x.repeat_interleave(N, 0)                                   # (B N, x_dim)
         sampler = LangevinConfig(self.cfg.train_iters, TRAIN_SAMPLER.noise, TRAIN_SAMPLER.grad_clip,
                                  TRAIN_SAMPLER.delta_clip)
-        start = 2 * torch.rand(B * N, d, generator=generator) - 1       # U[-1, 1]^d
-        for p in self.net.parameters():
-            p.requires_grad_(False)
-        neg = langevin(lambda t: self.net(xr, t), start, sampler, generator).reshape(B, N, d)
-        for p in self.net.parameters():
-            p.requires_grad_(True)
+        start = (2 * torch.rand(B * N, d, generator=generator) - 1).to(x.device)   # U[-1, 1]^d
+        with _frozen(self.net):                                          # negatives are detached
+            neg = langevin(lambda t: self.net(xr, t), start, sampler, generator).reshape(B, N, d)
         targets = torch.cat([neg, target[:, None, :]], 1)               # (B, N+1, d), positive last
         contrastive = info_nce(self.net(x[:, None, :].expand(-1, N + 1, -1), targets), self.cfg.temperature)
         penalty = grad_penalty(self.net, x, targets, self.cfg.margin)
@@ -192,12 +203,12 @@ class ETM:
     def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator) -> list[float]:
         """Train on x (n, x_dim), Delta (n, d) for ``cfg.steps`` batches; returns the per-step InfoNCE."""
         self.scalers = Scalers.fit(x, target)
-        xs = self.scalers.x(x)
-        ts = torch.as_tensor(target / self.scalers.box, dtype=torch.float32)
+        xs = self.scalers.x(x, self.device)
+        ts = torch.as_tensor(target / self.scalers.box, dtype=torch.float32, device=self.device)
         opt = torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         n, trace = len(xs), []
         for _ in range(self.cfg.steps):
-            idx = torch.randint(n, (min(self.cfg.batch, n),), generator=generator)
+            idx = torch.randint(n, (min(self.cfg.batch, n),), generator=generator).to(self.device)
             opt.zero_grad()
             trace.append(self.loss(xs[idx], ts[idx], generator).contrastive / len(idx))
             opt.step()
@@ -212,17 +223,14 @@ class ETM:
         the descent from 0 apart from a wrong energy landscape.
         """
         assert self.scalers is not None, "fit the model first"
-        xs = self.scalers.x(x)                                           # (n, x_dim)
+        xs = self.scalers.x(x, self.device)                              # (n, x_dim)
         n, d = len(xs), len(self.scalers.box)
         cfg = LangevinConfig(iters or self.cfg.predict_iters, PREDICT_SAMPLER.noise, PREDICT_SAMPLER.grad_clip,
                              PREDICT_SAMPLER.delta_clip)
-        starts = torch.cat([torch.zeros(1, n, d), 2 * torch.rand(restarts, n, d, generator=generator) - 1])
+        starts = torch.cat([torch.zeros(1, n, d), 2 * torch.rand(restarts, n, d, generator=generator) - 1]).to(self.device)
         xr = xs.expand(1 + restarts, -1, -1)                             # (1 + R, n, x_dim)
-        for p in self.net.parameters():
-            p.requires_grad_(False)
-        ends = langevin(lambda t: self.net(xr, t), starts, cfg)          # (1 + R, n, d)
-        with torch.no_grad():
-            best = self.net(xr, ends).argmin(0)                          # (n,)
-        for p in self.net.parameters():
-            p.requires_grad_(True)
-        return ends[best, torch.arange(n)].double().numpy() * self.scalers.box
+        with _frozen(self.net):
+            ends = langevin(lambda t: self.net(xr, t), starts, cfg)      # (1 + R, n, d)
+            with torch.no_grad():
+                best = self.net(xr, ends).argmin(0)                      # (n,)
+        return ends[best, torch.arange(n, device=self.device)].double().cpu().numpy() * self.scalers.box

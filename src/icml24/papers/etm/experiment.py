@@ -49,13 +49,14 @@ class StageOut(NamedTuple):
 
 
 def models(config: Config, x_dim: int, target_dim: int) -> dict[str, ETM | GaussianEnsemble | DeterministicMLP]:
-    """The three models, untrained."""
+    """The three models, untrained, on ``config.device``."""
     ecfg = ETMConfig(config.hidden, config.layers, config.negatives, config.train_iters, config.predict_iters,
                      config.margin, config.temperature, config.lr, config.weight_decay, config.batch, config.steps)
     fcfg = ForwardConfig(config.hidden, config.layers, config.members, config.lr, config.weight_decay, config.batch,
                          config.steps)
-    return {"etm": ETM(x_dim, target_dim, ecfg), "ftm": GaussianEnsemble(x_dim, target_dim, fcfg),
-            "mlp": DeterministicMLP(x_dim, target_dim, fcfg)}
+    dev = config.device
+    return {"etm": ETM(x_dim, target_dim, ecfg, dev), "ftm": GaussianEnsemble(x_dim, target_dim, fcfg, dev),
+            "mlp": DeterministicMLP(x_dim, target_dim, fcfg, dev)}
 
 
 def _mse(pred: np.ndarray, truth: np.ndarray) -> float:
@@ -146,7 +147,7 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: the jump task and the Pendulum policy evaluation (module docstring)."""
-    ctx = ctx or RunContext.local()
+    ctx = ctx or RunContext.local(config.device)
     streams = np.random.SeedSequence(seed).spawn(2)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {}

@@ -41,8 +41,8 @@ class ForwardConfig:
 class _Model:
     """Shared fitting loop: z-scored inputs and targets, Adam, ``cfg.steps`` random batches."""
 
-    def __init__(self, cfg: ForwardConfig):
-        self.cfg = cfg
+    def __init__(self, cfg: ForwardConfig, device: str):
+        self.cfg, self.device = cfg, device
         self.x_scale: Scalers | None = None
         self.t_mean = self.t_std = np.zeros(0)
 
@@ -60,12 +60,12 @@ class _Model:
         self.x_scale = Scalers.fit(x, target)
         self.t_mean, std = target.mean(0), target.std(0)
         self.t_std = np.where(std < 1e-12, 1.0, std)
-        xs = self.x_scale.x(x)
-        ts = torch.as_tensor((target - self.t_mean) / self.t_std, dtype=torch.float32)
+        xs = self.x_scale.x(x, self.device)
+        ts = torch.as_tensor((target - self.t_mean) / self.t_std, dtype=torch.float32, device=self.device)
         opt = torch.optim.Adam(self.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         trace = []
         for _ in range(self.cfg.steps):
-            idx = torch.randint(len(xs), (min(self.cfg.batch, len(xs)),), generator=generator)
+            idx = torch.randint(len(xs), (min(self.cfg.batch, len(xs)),), generator=generator).to(self.device)
             opt.zero_grad()
             loss = self._loss(xs[idx], ts[idx])
             loss.backward()
@@ -77,19 +77,20 @@ class _Model:
         """Delta (n, d) in data units."""
         assert self.x_scale is not None, "fit the model first"
         with torch.no_grad():
-            z = self._mean(self.x_scale.x(x)).double().numpy()
+            z = self._mean(self.x_scale.x(x, self.device)).double().cpu().numpy()
         return z * self.t_std + self.t_mean
 
 
 class GaussianEnsemble(_Model):
     """E Gaussian MLPs (module docstring)."""
 
-    def __init__(self, x_dim: int, target_dim: int, cfg: ForwardConfig):
-        super().__init__(cfg)
+    def __init__(self, x_dim: int, target_dim: int, cfg: ForwardConfig, device: str = "cpu"):
+        super().__init__(cfg, device)
         self.d = target_dim
-        self.nets = nn.ModuleList(mlp(x_dim, cfg.hidden, cfg.layers, 2 * target_dim) for _ in range(cfg.members))
-        self.max_logvar = nn.Parameter(torch.full((target_dim,), 0.5))
-        self.min_logvar = nn.Parameter(torch.full((target_dim,), -10.0))
+        self.nets = nn.ModuleList(mlp(x_dim, cfg.hidden, cfg.layers, 2 * target_dim)
+                                  for _ in range(cfg.members)).to(device)
+        self.max_logvar = nn.Parameter(torch.full((target_dim,), 0.5, device=device))
+        self.min_logvar = nn.Parameter(torch.full((target_dim,), -10.0, device=device))
 
     def parameters(self):
         return [*self.nets.parameters(), self.max_logvar, self.min_logvar]
@@ -114,9 +115,9 @@ class GaussianEnsemble(_Model):
 class DeterministicMLP(_Model):
     """One MLP trained by mean squared error on the z-scored target."""
 
-    def __init__(self, x_dim: int, target_dim: int, cfg: ForwardConfig):
-        super().__init__(cfg)
-        self.net = mlp(x_dim, cfg.hidden, cfg.layers, target_dim)
+    def __init__(self, x_dim: int, target_dim: int, cfg: ForwardConfig, device: str = "cpu"):
+        super().__init__(cfg, device)
+        self.net = mlp(x_dim, cfg.hidden, cfg.layers, target_dim).to(device)
 
     def parameters(self):
         return self.net.parameters()
