@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.icml24-installed
 
 PIN    := -c constraints.txt
 
-.PHONY: test check lint reproduce report install constraints heldout clean
+.PHONY: test check lint reproduce report install constraints heldout bench clean
 
 install: $(STAMP)
 
@@ -46,6 +46,12 @@ reproduce: $(STAMP)
 
 report: $(STAMP)
 	$(BIN)/icml24 report
+
+# Every benchmark in benchmarks/, one after another (one thread each; minutes). The peer libraries they
+# compare with are installed here, never vendored: mambapy (needs only torch) for the Mamba scan.
+bench: $(STAMP)
+	$(BIN)/python -m pip install -q $(PIN) --no-deps mambapy==1.2.0
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) runs report .pytest_cache

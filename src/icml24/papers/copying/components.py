@@ -4,7 +4,7 @@
   :func:`construction_copy_correct`, :func:`construction_generate`, :func:`copy_error_upper_bound`
   (Thm 2.3), :class:`PrefixStoreGSSM`, :func:`random_gssm_success`, :func:`gssm_error_lower_bound` (Thm 2.7).
 * Models (Section 4): :class:`Transformer` (RoPE / NoPE / ALiBi / Hard-ALiBi), :class:`Mamba` with
-  :func:`selective_scan` (parallel) and :func:`selective_scan_naive` (loop), :class:`LSTMLM`.
+  :func:`selective_scan` (fused, hand-written backward) and :func:`selective_scan_naive` (loop), :class:`LSTMLM`.
 * Tasks and metrics: :func:`make_example`, :func:`packed_batch`, :func:`eval_batch`,
   :func:`masked_lm_loss`, :func:`teacher_forced_accuracy`, :func:`greedy_string_accuracy`, :func:`train`.
 """

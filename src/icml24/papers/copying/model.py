@@ -4,9 +4,9 @@
 * :class:`Transformer`: a GPT-NeoX-style decoder (pre-LayerNorm, MLP 4x) whose position scheme is
   ``"rope"``, ``"nope"``, ``"alibi"`` or ``"hard_alibi"`` (Section 4.1: head i of the first
   ``n_hard`` heads attends only to the last i+1 tokens, ``[t-i, t]``; the other heads are NoPE).
-* :class:`Mamba`: the selective SSM of Gu & Dao (2023, Algorithm 2) in pure PyTorch, with an exact
-  parallel scan (:func:`selective_scan`, Hillis-Steele doubling) and the step-by-step recurrence
-  beside it (:func:`selective_scan_naive`).
+* :class:`Mamba`: the selective SSM of Gu & Dao (2023, Algorithm 2) in pure PyTorch, with a fused
+  scan and hand-written backward (:func:`selective_scan`) and the plain autograd recurrence beside it
+  (:func:`selective_scan_naive`).
 * :class:`LSTMLM`: an LSTM language model.
 """
 
@@ -135,21 +135,77 @@ def selective_scan_naive(dA: torch.Tensor, dBx: torch.Tensor, C: torch.Tensor) -
     return torch.stack(ys, dim=1)
 
 
-def selective_scan(dA: torch.Tensor, dBx: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """The same recurrence by an exact parallel prefix scan (Hillis-Steele doubling), O(log L) steps.
+class _SelectiveScan(torch.autograd.Function):
+    """The fused selective scan of one Mamba mixer, forward and a hand-written backward.
 
-    The pairs ``(a, b)`` of ``h -> a h + b`` compose associatively, ``(a2, b2) o (a1, b1) =
-    (a2 a1, a2 b1 + b2)``; after rounds with offsets 1, 2, 4, ... position t holds the composition of
-    steps 0..t, whose ``b`` is ``h_t``. No exponentials of cumulative sums are formed, so it is as
-    stable as the loop. Same arguments and output as :func:`selective_scan_naive`.
+    Forward (Gu & Dao 2023, Alg. 2, zero-order hold for A, Euler for B):
+        dA_t = exp(Delta_t A)                          (B, E, N)
+        h_t  = dA_t * h_{t-1} + (Delta_t x_t) B_t      (h_{-1} = 0)
+        y_t  = h_t C_t                                  (B, E)
+    Backward, with g_t = dLoss/dh_t accumulated in reverse, g_t = gy_t C_t + dA_{t+1} * g_{t+1}, and
+    Q_t = g_t * h_{t-1} * dA_t (the gradient at Delta_t A, Q_0 = 0):
+        dLoss/dC_t = sum_e gy_t h_t,   dLoss/d(Delta x)_t = sum_n g_t B_t,   dLoss/dB_t = sum_e g_t (Delta x)_t,
+        dLoss/dDelta_t = x_t dLoss/d(Delta x)_t + sum_n Q_t A,   dLoss/dA = sum_{b,t} Q_t Delta_t,
+        dLoss/dx_t = Delta_t dLoss/d(Delta x)_t.
+    Why it is fast on a CPU: every (B, E, N)-sized step works on one time slice that stays in cache and
+    writes into preallocated (B, L, E, N) buffers (h; g and Q in the backward), so no full-size
+    temporaries are allocated (each costs as much as the whole recurrence); dA is recomputed per step
+    instead of stored; the contractions with B, C, A and Delta are whole-sequence einsums afterwards.
     """
-    a, b = dA, dBx
-    L, k = dA.shape[1], 1
-    while k < L:
-        b = torch.cat([b[:, :k], a[:, k:] * b[:, :-k] + b[:, k:]], dim=1)
-        a = torch.cat([a[:, :k], a[:, k:] * a[:, :-k]], dim=1)
-        k *= 2
-    return torch.einsum("blen,bln->ble", b, C)
+
+    @staticmethod
+    def forward(ctx, x, delta, A, Bm, Cm):   # x, delta (B, L, E); A (E, N); Bm, Cm (B, L, N)
+        Bsz, L, E = x.shape
+        dx = delta * x                                                   # (B, L, E)
+        h = x.new_empty(Bsz, L, E, A.shape[1])                           # (B, L, E, N)
+        dA = x.new_empty(Bsz, E, A.shape[1])                             # one step's exp(Delta_t A)
+        for t in range(L):
+            torch.mul(dx[:, t, :, None], Bm[:, t, None, :], out=h[:, t])   # Delta_t B_t x_t
+            if t:
+                torch.mul(delta[:, t, :, None], A, out=dA).exp_()
+                h[:, t].addcmul_(dA, h[:, t - 1])                        # + dA_t h_{t-1}
+        ctx.save_for_backward(x, delta, A, Bm, Cm, h)
+        return torch.einsum("blen,bln->ble", h, Cm)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, delta, A, Bm, Cm, h = ctx.saved_tensors
+        L = x.shape[1]
+        g, q = torch.empty_like(h), torch.empty_like(h)                  # dLoss/dh_t and Q_t, (B, L, E, N)
+        dA, dA_next = torch.empty_like(h[:, 0]), torch.empty_like(h[:, 0])
+        for t in range(L - 1, -1, -1):
+            torch.mul(gy[:, t, :, None], Cm[:, t, None, :], out=g[:, t])
+            if t < L - 1:
+                g[:, t].addcmul_(dA_next, g[:, t + 1])                   # g_t += dA_{t+1} g_{t+1}
+            if t:
+                torch.mul(delta[:, t, :, None], A, out=dA).exp_()
+                torch.mul(g[:, t], h[:, t - 1], out=q[:, t]).mul_(dA)    # Q_t
+                dA, dA_next = dA_next, dA
+            else:
+                q[:, 0].zero_()
+        dC = torch.einsum("ble,blen->bln", gy, h)
+        d_dx = torch.einsum("blen,bln->ble", g, Bm)                      # dLoss/d(Delta x)
+        dB = torch.einsum("blen,ble->bln", g, delta * x)
+        d_delta = d_dx * x + torch.einsum("blen,en->ble", q, A)
+        dAm = torch.einsum("blen,ble->en", q, delta)
+        return d_dx * delta, d_delta, dAm, dB, dC
+
+
+def selective_scan(x: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, Bm: torch.Tensor,
+                   Cm: torch.Tensor) -> torch.Tensor:
+    """The selective scan of a Mamba mixer from its inputs (no D skip), fused, with a hand-written backward.
+
+    Args: x, delta (B, L, E); A (E, N) (negative); Bm, Cm (B, L, N). Returns y (B, L, E), equal to
+    ``selective_scan_naive(exp(delta A), delta B x, C)`` (see :class:`_SelectiveScan`).
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> x, d = torch.randn(2, 9, 3, generator=g), torch.rand(2, 9, 3, generator=g)
+    >>> A, Bm, Cm = -torch.rand(3, 4, generator=g), torch.randn(2, 9, 4, generator=g), torch.randn(2, 9, 4, generator=g)
+    >>> ref = selective_scan_naive(torch.exp(d.unsqueeze(-1) * A), (d * x).unsqueeze(-1) * Bm.unsqueeze(2), Cm)
+    >>> bool(torch.allclose(selective_scan(x, d, A, Bm, Cm), ref, atol=1e-6))
+    True
+    """
+    return _SelectiveScan.apply(x, delta, A, Bm, Cm)
 
 
 class MambaMixer(nn.Module):
@@ -180,10 +236,13 @@ class MambaMixer(nn.Module):
         dt, Bm, Cm = self.x_proj(x).split([self.dt_rank, self.N, self.N], dim=-1)
         delta = F.softplus(self.dt_proj(dt))  # (B, L, E)
         A = -torch.exp(self.A_log)  # (E, N)
-        dA = torch.exp(delta.unsqueeze(-1) * A)  # (B, L, E, N): zero-order hold
-        dBx = delta.unsqueeze(-1) * Bm.unsqueeze(2) * x.unsqueeze(-1)  # (B, L, E, N): Euler for B
-        scan = selective_scan if self.fast_scan else selective_scan_naive
-        y = scan(dA, dBx, Cm) + self.D * x
+        if self.fast_scan:
+            y = selective_scan(x, delta, A, Bm, Cm)
+        else:
+            dA = torch.exp(delta.unsqueeze(-1) * A)  # (B, L, E, N): zero-order hold
+            dBx = delta.unsqueeze(-1) * Bm.unsqueeze(2) * x.unsqueeze(-1)  # (B, L, E, N): Euler for B
+            y = selective_scan_naive(dA, dBx, Cm)
+        y = y + self.D * x
         return self.out_proj(y * F.silu(z))
 
 
