@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Callable, List, NoReturn, Optional
 
@@ -261,11 +262,14 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     requests = [_prepare(s, preset, seeds, [], None) for s in slugs]
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
+    start = time.perf_counter()
     outcomes = _run_requests(requests, out, results, executor, workers, address, None, seeds is None, redo_corrupt)
     index = build_report(report_dir, results, slugs=slugs, preset=preset)
     if not only:
         update_top_readme(results, slugs)
     _console().print(f"report: {index}")
+    _console().print(f"reproduce: {len(slugs)} paper(s) at {preset} in {time.perf_counter() - start:.0f} s wall time "
+                     f"({executor} executor)")
     return 1 if any(o.failed for o in outcomes) else 0
 
 
