@@ -36,9 +36,9 @@ class JumpData(NamedTuple):
 def dynamics(x: np.ndarray, task: JumpTask) -> np.ndarray:
     """Noiseless Delta (n, 2) of x = [p, v, a] (n, 3).
 
-    >>> dynamics(np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.2]]), JumpTask()).round(3)
-    array([[0.11, 1.1 ],
-           [0.02, 0.2 ]])
+    >>> dynamics(np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.2]]), JumpTask()).round(3)   # v' = 0.1 + 1 and 0.04
+    array([[0.11 , 1.1  ],
+           [0.004, 0.04 ]])
     """
     v, a = x[:, 1], x[:, 2]
     v_next = 0.8 * v + 0.2 * a + task.jump * (a > task.threshold)
