@@ -67,7 +67,7 @@ def test_augmenter_weights_are_symmetric_probabilities_on_the_graph():
     assert torch.allclose(v.W_drop, v.W_drop.transpose(1, 2)) and torch.allclose(v.W_add, v.W_add.transpose(1, 2))
     assert float(v.p_drop.detach().min()) >= 0 and float(v.p_drop.detach().max()) <= 1
     assert torch.all(v.W_drop <= g.A + 1e-7) and torch.all((v.W_drop > 0) == (g.A > 0))   # only weakened
-    added = v.W_add - g.A
+    added = (v.W_add - g.A).detach()
     assert torch.all(added[g.A > 0] == 0) and float(added.min()) >= 0 and float(added.max()) <= 1
     real = g.mask[:, :, None] & g.mask[:, None, :]
     assert torch.all(added[~real] == 0)                                                     # never on padding
