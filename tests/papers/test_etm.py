@@ -21,6 +21,7 @@ from icml24.papers.etm.energy import (  # noqa: E402
     TRAIN_SAMPLER,
     EnergyNet,
     ETMConfig,
+    ETMEnsemble,
     LangevinConfig,
     grad_penalty,
     info_nce,
@@ -233,3 +234,17 @@ def test_config_rules(preset, overrides, field):
     from icml24.papers.etm import config as cf
 
     check_config_rule(getattr(cf, preset), overrides, cf.validate, field)
+
+
+def test_etm_ensemble_draws_a_member_per_input_and_penalises_their_spread():
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (300, 3))
+    target = np.concatenate([x[:, :2] * 0.5, x[:, 2:] ** 2], 1)          # 2 state dims + a reward
+    ens = ETMEnsemble(3, 3, ETMConfig(hidden=16, layers=1, negatives=4, train_iters=3, batch=64, steps=20), members=3)
+    assert len(ens.fit(x, target, torch.Generator().manual_seed(0))) == 3
+    out = ens.predict(x[:50], np.random.default_rng(1), iters=20)
+    assert out.members.shape == (3, 50, 3)
+    chosen = [int(np.flatnonzero((out.members[:, i] == out.delta[i]).all(1))[0]) for i in range(50)]
+    assert set(chosen) == {0, 1, 2}                                     # every member is drawn
+    assert np.allclose(out.penalty, np.linalg.norm(out.members[..., :2].std(0), axis=-1))

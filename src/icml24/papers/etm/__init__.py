@@ -7,7 +7,7 @@ from icml24.core.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "energy": ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes", "langevin",
-               "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM"],
+               "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "EnsemblePrediction", "ETMEnsemble"],
     "forward": ["ForwardConfig", "GaussianEnsemble", "DeterministicMLP"],
     "jump": ["JumpTask", "JumpData", "dynamics", "sample"],
     "data": ["ENV_ID", "Episode", "swing_up", "limited", "noisy", "uniform", "collect", "to_d4rl", "save_minari",

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 __all__ = ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes", "langevin",
-           "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "mlp"]
+           "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "EnsemblePrediction", "ETMEnsemble", "mlp"]
 
 BOX = 1.1  # the sampler's clamp ("margin_clip"): predictions stay within 1.1x the largest |Delta| in the data
 
@@ -234,3 +234,33 @@ class ETM:
             with torch.no_grad():
                 best = self.net(xr, ends).argmin(0)                      # (n,)
         return ends[best, torch.arange(n, device=self.device)].double().cpu().numpy() * self.scalers.box
+
+
+class EnsemblePrediction(NamedTuple):
+    """One step of an ETM ensemble."""
+
+    delta: np.ndarray     # (n, d) the prediction of a member drawn per input
+    members: np.ndarray   # (E, n, d) every member's prediction
+    penalty: np.ndarray   # (n,) ||std over members of the predicted s' - s||_2 (MOPO's uncertainty, reward left out)
+
+
+class ETMEnsemble:
+    """E independently initialised ETMs fitted to the same data: EMPO's model (the official
+    ``EnsembleEnergyDynamics``): a step uses one member drawn uniformly per input, and the uncertainty
+    penalty of MOPO-style offline RL is the norm of the members' standard deviation of s' (not of the reward,
+    the last target dimension when ``with_reward``)."""
+
+    def __init__(self, x_dim: int, target_dim: int, cfg: ETMConfig, members: int, device: str = "cpu",
+                 with_reward: bool = True):
+        self.members = [ETM(x_dim, target_dim, cfg, device) for _ in range(members)]
+        self.with_reward = with_reward
+
+    def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator) -> list[list[float]]:
+        """Train every member (each from its own initialisation and batches); their InfoNCE traces."""
+        return [m.fit(x, target, generator) for m in self.members]
+
+    def predict(self, x: np.ndarray, rng: np.random.Generator, iters: int | None = None) -> EnsemblePrediction:
+        preds = np.stack([m.predict(x, iters) for m in self.members])             # (E, n, d)
+        pick = rng.integers(len(self.members), size=len(x))
+        state = preds[..., :-1] if self.with_reward else preds
+        return EnsemblePrediction(preds[pick, np.arange(len(x))], preds, np.linalg.norm(state.std(0), axis=-1))
