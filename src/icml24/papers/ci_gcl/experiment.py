@@ -188,9 +188,10 @@ def task(name: str, graphs: data.Graphs, config: Config, stream: np.random.SeedS
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
-    """One seed: the premise, the SBM task and (``molecules``) the molecular task (module docstring)."""
+    """One seed: the premise, the SBM task, (``molecules``) the molecular task and (``tu_path``) a TU data set
+    (module docstring)."""
     ctx = ctx or RunContext.local()
-    streams = np.random.SeedSequence(seed).spawn(4)
+    streams = np.random.SeedSequence(seed).spawn(5)
     metrics: dict[str, float] = {}
     with ctx.threads(config.threads):
         torch.manual_seed(seed)
@@ -204,6 +205,9 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         metrics.update(ctx.stage("sbm", task, "sbm", sbm, config, streams[2]))
         if config.molecules:
             metrics.update(ctx.stage("molecules", task, "mol", data.solubility_dataset(), config, streams[3]))
+        if config.tu_path:
+            tu = data.tu_dataset(config.tu_path, config.tu_name)
+            metrics.update(ctx.stage("tu", task, "tu", tu, config, streams[4]))
     return SeedResult(seed=seed, metrics=metrics, curves={})
 
 
@@ -211,7 +215,7 @@ def figures(result: RunResult) -> dict:
     """Probe accuracy per method (clean and with test-time edge noise), per task; C2's drop precision."""
     import matplotlib.pyplot as plt
 
-    tasks = [t for t in ("sbm", "mol") if f"{t}_acc_cigcl" in result.metric_names()]
+    tasks = [t for t in ("sbm", "mol", "tu") if f"{t}_acc_cigcl" in result.metric_names()]
     fig, axes = plt.subplots(1, len(tasks) + 1, figsize=(4.2 * (len(tasks) + 1), 3.6))
     for ax, t in zip(axes, tasks):
         x = np.arange(len(METHODS))
