@@ -109,9 +109,13 @@ def to_d4rl(episodes: list[Episode]) -> dict[str, np.ndarray]:
             "timeouts": np.concatenate([e.truncations for e in episodes])}
 
 
-def discounted_returns(episodes: list[Episode], gamma: float) -> np.ndarray:
-    """sum_t gamma^t r_t per episode, (n_episodes,)."""
-    return np.array([float(np.sum(e.rewards * gamma ** np.arange(len(e.rewards)))) for e in episodes])
+def discounted_returns(episodes: list[Episode], gamma: float, horizon: int | None = None) -> np.ndarray:
+    """sum_{t < horizon} gamma^t r_t per episode (the whole episode if ``horizon`` is None), (n_episodes,)."""
+    out = []
+    for e in episodes:
+        r = e.rewards[:horizon]
+        out.append(float(np.sum(r * gamma ** np.arange(len(r)))))
+    return np.array(out)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ hyperparameters below are those of the official code (``offlinerlkit/dynamics/et
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
@@ -189,8 +189,7 @@ class ETM:
         B, d = target.shape
         N = self.cfg.negatives
         xr = x.repeat_interleave(N, 0)                                   # (B N, x_dim)
-        sampler = LangevinConfig(self.cfg.train_iters, TRAIN_SAMPLER.noise, TRAIN_SAMPLER.grad_clip,
-                                 TRAIN_SAMPLER.delta_clip)
+        sampler = replace(TRAIN_SAMPLER, iters=self.cfg.train_iters)
         start = (2 * torch.rand(B * N, d, generator=generator) - 1).to(x.device)   # U[-1, 1]^d
         with _frozen(self.net):                                          # negatives are detached
             neg = langevin(lambda t: self.net(xr, t), start, sampler, generator).reshape(B, N, d)
@@ -225,8 +224,7 @@ class ETM:
         assert self.scalers is not None, "fit the model first"
         xs = self.scalers.x(x, self.device)                              # (n, x_dim)
         n, d = len(xs), len(self.scalers.box)
-        cfg = LangevinConfig(iters or self.cfg.predict_iters, PREDICT_SAMPLER.noise, PREDICT_SAMPLER.grad_clip,
-                             PREDICT_SAMPLER.delta_clip)
+        cfg = replace(PREDICT_SAMPLER, iters=iters or self.cfg.predict_iters)
         starts = torch.cat([torch.zeros(1, n, d), 2 * torch.rand(restarts, n, d, generator=generator) - 1]).to(self.device)
         xr = xs.expand(1 + restarts, -1, -1)                             # (1 + R, n, x_dim)
         with _frozen(self.net):

@@ -50,10 +50,12 @@ class StageOut(NamedTuple):
 
 def models(config: Config, x_dim: int, target_dim: int) -> dict[str, ETM | GaussianEnsemble | DeterministicMLP]:
     """The three models, untrained, on ``config.device``."""
-    ecfg = ETMConfig(config.hidden, config.layers, config.negatives, config.train_iters, config.predict_iters,
-                     config.margin, config.temperature, config.lr, config.weight_decay, config.batch, config.steps)
-    fcfg = ForwardConfig(config.hidden, config.layers, config.members, config.lr, config.weight_decay, config.batch,
-                         config.steps)
+    ecfg = ETMConfig(hidden=config.hidden, layers=config.layers, negatives=config.negatives,
+                     train_iters=config.train_iters, predict_iters=config.predict_iters, margin=config.margin,
+                     temperature=config.temperature, lr=config.lr, weight_decay=config.weight_decay, batch=config.batch,
+                     steps=config.steps)
+    fcfg = ForwardConfig(hidden=config.hidden, layers=config.layers, members=config.members, lr=config.lr,
+                         weight_decay=config.weight_decay, batch=config.batch, steps=config.steps)
     dev = config.device
     return {"etm": ETM(x_dim, target_dim, ecfg, dev), "ftm": GaussianEnsemble(x_dim, target_dim, fcfg, dev),
             "mlp": DeterministicMLP(x_dim, target_dim, fcfg, dev)}
@@ -124,14 +126,9 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
     box = ope.bounds(d4["next_observations"][fit], d4["rewards"][fit])
     u_max = np.linspace(config.u_min, data.U_MAX, config.policies)
     policies = [data.limited(float(u)) for u in u_max]
-    truth, starts = [], None
-    for pi in policies:
-        eps = data.collect(pi, config.starts, start_seed)
-        truth.append(float(np.mean([np.sum(e.rewards[:config.horizon] * config.gamma ** np.arange(config.horizon))
-                                    for e in eps])))
-        starts = np.stack([e.observations[0] for e in eps])
-    assert starts is not None
-    V = np.array(truth)
+    runs = [data.collect(pi, config.starts, start_seed) for pi in policies]   # the same reset seeds for every policy
+    V = np.array([float(np.mean(data.discounted_returns(eps, config.gamma, config.horizon))) for eps in runs])
+    starts = np.stack([e.observations[0] for e in runs[0]])
     metrics: dict[str, float] = {"ope_value_span": float(V.max() - V.min())}
     curves = {"ope_u_max": u_max.tolist(), "ope_true": V.tolist()}
     for tag, model in models(config, x.shape[1], target.shape[1]).items():
