@@ -1,0 +1,197 @@
+"""Experiment of SteerFair: ``run(config, seed)`` and the figures.
+
+Per seed, two parts (each a checkpointed stage):
+
+(a) ``small``: a small Llama trained from scratch on the generated task (task.py) whose training
+    questions carry the gold answer at option A with probability ``bias``. Evaluation: every test
+    question in each of its K cyclic orderings (gold at A, B, ...); accuracy per gold position, its
+    mean and its standard deviation over the K positions (population std, ddof 0), for
+    ``none`` (no intervention), ``steerfair`` (unsupervised, from ``unlabelled`` questions),
+    ``random`` (random unit directions on SteerFair's heads), ``iti100`` and ``iti500`` (supervised,
+    from ``labels_small`` / ``labels_large`` labelled questions; the small set is the first part of
+    the large one). Every method steers ``k`` heads with strength ``alpha`` (steer.py). Diagnostic:
+    the mean signed cosine between a method's direction and the "position direction" of each steered
+    head (mean activation at the answer token with the gold at A minus with the gold elsewhere, over
+    the test questions: the direction that carries the A-preference, found with the labels),
+    ``cos_<method>``; > 0 means that subtracting the direction removes A-preference.
+(b) ``llm``: SmolLM2-135M-Instruct (or the model at ``llm_path``) on generated two-option questions
+    (questions.py) in both orders: share of "A" answers over the two orderings, accuracy per
+    gold position, for ``none``, ``steerfair`` and ``random`` (``llm_k`` heads, ``llm_alpha``).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Callable, ContextManager, NamedTuple
+
+import numpy as np
+import torch
+
+from icml24.common import llm
+from icml24.core.context import RunContext
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.steerfair import questions, task
+from icml24.papers.steerfair.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
+from icml24.papers.steerfair.model import choose, train
+from icml24.papers.steerfair.steer import Directions, iti, random_directions, steerfair
+
+__all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "small_stage", "llm_stage",
+           "StageOut", "METHODS", "LLM_METHODS"]
+
+METHODS = ("none", "steerfair", "random", "iti100", "iti500")
+LLM_METHODS = ("none", "steerfair", "random")
+
+
+class StageOut(NamedTuple):
+    """Metrics and curves of one stage of a seed."""
+
+    metrics: dict[str, float]
+    curves: dict[str, list[float]]
+
+
+def _steered(model: torch.nn.Module, d: Directions | None, alpha: float) -> Callable[[], ContextManager]:
+    return (lambda: nullcontext()) if d is None else (lambda: llm.steering(model, d.u, d.mask, alpha))
+
+
+def small_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
+    """Part (a) (module docstring)."""
+    rng = np.random.default_rng(stream)
+    gen = torch.Generator().manual_seed(int(stream.generate_state(1)[0] % 2**31))
+    K = config.options
+    vocab = task.Vocab(K, config.categories, config.items)
+    cat = task.category_map(rng, vocab)
+    train_qs = task.sample(rng, config.train_questions, vocab, cat, task.zipf_weights(config.items, config.zipf),
+                           config.bias)
+    uniform = task.zipf_weights(config.items, 0.0)
+    test = task.sample(rng, config.test_questions, vocab, cat, uniform, None)
+    unlabelled = task.sample(rng, config.unlabelled, vocab, cat, uniform, None)
+    labelled = task.sample(rng, config.labels_large, vocab, cat, uniform, None)
+    seqs = task.training_sequences(train_qs, vocab)
+    model = llm.tiny_llama(vocab=vocab.size, hidden=config.hidden, layers=config.layers, heads=config.heads,
+                           max_len=seqs.shape[1], seed=int(gen.initial_seed() % 2**31)).to(config.device)
+    log = train(model, seqs, seqs.shape[1] - 3, config.steps, config.batch, config.lr, gen, config.device)
+    letters = [task.LETTER0 + k for k in range(K)]
+    orderings = [task.gold_at(test, p) for p in range(K)]
+    by_position = [task.prompts(q, vocab).tolist() for q in orderings]
+
+    def acts(rows: np.ndarray) -> np.ndarray:
+        return llm.record_heads(model, rows.tolist(), task.PAD, 256, config.device)   # (n, L, H, d)
+
+    rules = [acts(task.demonstrations(unlabelled, vocab, r)) for r in range(K)]
+    sf = steerfair(rules, config.components, config.k)
+    directions: dict[str, Directions | None] = {
+        "none": None, "steerfair": sf, "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
+    wrong = (labelled.gold + rng.integers(1, K, len(labelled.gold))) % K
+    correct_acts = acts(np.concatenate([task.prompts(labelled, vocab), task.answers(labelled, vocab)], 1))
+    wrong_acts = acts(np.concatenate([task.prompts(labelled, vocab), task.answers(labelled, vocab, wrong)], 1))
+    for tag, n in (("iti100", config.labels_small), ("iti500", config.labels_large)):
+        directions[tag] = iti(correct_acts[:n], wrong_acts[:n], config.k, rng)
+
+    # the position direction of the diagnostic: answer-token activations, gold at A minus gold elsewhere
+    ans = [acts(np.asarray(p)) for p in by_position]                          # K x (n, L, H, d)
+    position_dir = ans[0].mean(0) - np.mean([a.mean(0) for a in ans[1:]], axis=0)        # (L, H, d)
+    position_dir /= np.linalg.norm(position_dir, axis=-1, keepdims=True).clip(1e-12)
+
+    metrics: dict[str, float] = {"train_loss": float(np.mean(log.loss[-50:]))}
+    curves: dict[str, list[float]] = {"train_loss": log.loss}
+    for tag, d in directions.items():
+        acc = np.zeros(K)
+        share_a = 0.0
+        for p, (q, prompts) in enumerate(zip(orderings, by_position)):
+            with _steered(model, d, config.alpha)():
+                pred = choose(model, prompts, letters, task.PAD, 256, config.device)
+            acc[p] = float(np.mean(pred == q.gold))
+            share_a += float(np.mean(pred == 0)) / K
+        metrics[f"acc_mean_{tag}"] = float(acc.mean())
+        metrics[f"acc_std_{tag}"] = float(acc.std())
+        metrics[f"share_a_{tag}"] = share_a
+        for p in range(K):
+            metrics[f"acc_pos{p}_{tag}"] = float(acc[p])
+        curves[f"acc_by_position_{tag}"] = acc.tolist()
+        if d is not None:
+            cos = np.sum(d.u * position_dir, -1)[d.mask]          # > 0: subtracting u removes the A-preference
+            metrics[f"cos_{tag}"] = float(cos.mean())
+    return StageOut(metrics, curves)
+
+
+def load_llm(config: Config, ctx: RunContext) -> llm.LM:
+    """SmolLM2 from its wheel (converted once into the artefact cache), or the model at ``llm_path``."""
+    return llm.load_lm(Path(config.llm_path), ctx.device) if config.llm_path else llm.smollm2(ctx)
+
+
+def llm_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) -> StageOut:
+    """Part (b) (module docstring)."""
+    rng = np.random.default_rng(stream)
+    lm: Any = load_llm(config, ctx)
+    tok, model = lm.tokenizer, lm.model
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    letters = questions.letter_ids(tok)
+    test = questions.sample(rng, config.llm_test)
+    unlabelled = questions.sample(rng, config.llm_unlabelled)
+    both = (unlabelled, questions.swap(unlabelled))                       # the two cyclic orderings
+    rules = [np.concatenate([llm.record_heads(model, questions.prompt_ids(tok, q, [r] * len(q.gold)), pad,
+                                              config.llm_batch, ctx.device) for q in both]) for r in (0, 1)]
+    sf = steerfair(rules, config.components, config.llm_k)
+    directions: dict[str, Directions | None] = {
+        "none": None, "steerfair": sf, "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {}
+    for tag, d in directions.items():
+        acc, share_a = np.zeros(2), 0.0
+        for p in (0, 1):
+            q = questions.gold_at(test, p)
+            with _steered(model, d, config.llm_alpha)():
+                pred = choose(model, questions.prompt_ids(tok, q), letters, pad, config.llm_batch, ctx.device)
+            acc[p] = float(np.mean(pred == q.gold))
+            share_a += float(np.mean(pred == 0)) / 2
+        metrics[f"llm_acc_{tag}"] = float(acc.mean())
+        metrics[f"llm_acc_pos0_{tag}"], metrics[f"llm_acc_pos1_{tag}"] = float(acc[0]), float(acc[1])
+        metrics[f"llm_share_a_{tag}"] = share_a
+        metrics[f"llm_imbalance_{tag}"] = abs(share_a - 0.5)
+        curves[f"llm_acc_by_position_{tag}"] = acc.tolist()
+    return StageOut(metrics, curves)
+
+
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: part (a) and, with ``llm``, part (b) (module docstring)."""
+    ctx = ctx or RunContext.local(config.device)
+    streams = np.random.SeedSequence(seed).spawn(2)
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {}
+    with ctx.threads(config.threads):
+        torch.manual_seed(seed)
+        outs = [ctx.stage("small", small_stage, config, streams[0])]
+        if config.llm:
+            outs.append(ctx.stage("llm", llm_stage, config, streams[1], ctx))
+        for out in outs:
+            metrics.update(out.metrics)
+            curves.update(out.curves)
+    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+
+
+def figures(result: RunResult) -> dict:
+    """Accuracy by the gold answer's position, before and after steering, for both models."""
+    import matplotlib.pyplot as plt
+
+    out = {}
+    for key, prefix, methods, title in (
+            ("accuracy_by_position", "acc_by_position_", METHODS, "(a) small Llama, generated task"),
+            ("llm_accuracy_by_position", "llm_acc_by_position_", LLM_METHODS, "(b) SmolLM2-135M-Instruct")):
+        if f"{prefix}none" not in result.curve_names():
+            continue
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        K = result.curve(f"{prefix}none").shape[1]
+        width = 0.8 / len(methods)
+        for j, tag in enumerate(methods):
+            acc = result.curve(f"{prefix}{tag}")                             # (seeds, K)
+            ax.bar(np.arange(K) + (j - (len(methods) - 1) / 2) * width, acc.mean(0), width,
+                   yerr=acc.std(0), capsize=2, label=tag)
+        ax.set_xticks(np.arange(K), [f"gold at {chr(65 + p)}" for p in range(K)])
+        ax.set_ylabel("accuracy (mean, std over seeds)")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{title}: accuracy by ordering", fontsize=9)
+        ax.legend(fontsize=7, ncol=len(methods))
+        fig.tight_layout()
+        out[key] = fig
+    return out
