@@ -44,6 +44,20 @@ class LM(NamedTuple):
 
 
 # -- loading ---------------------------------------------------------------------------------------
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """Transformers' per-tensor progress bars off within the block (they would break the run's own progress)."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 def convert_gguf(gguf: Path, folder: Path) -> None:
     """Dequantise a GGUF checkpoint with transformers and save it as fp32 safetensors (+ tokenizer) in ``folder``.
 
@@ -52,21 +66,23 @@ def convert_gguf(gguf: Path, folder: Path) -> None:
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model: Any = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.save_pretrained(folder, safe_serialization=True)
-    tok.save_pretrained(folder)
+    with _no_progress_bars():
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model: Any = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(folder, safe_serialization=True)
+        tok.save_pretrained(folder)
 
 
 def load_lm(folder: Path, device: str = "cpu") -> LM:
     """A causal LM and tokenizer saved by ``save_pretrained`` in ``folder``, fp32, eval mode, on ``device``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model: Any = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-    return LM(model.to(device).eval(), AutoTokenizer.from_pretrained(folder))
+    with _no_progress_bars():
+        model: Any = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        return LM(model.to(device).eval(), AutoTokenizer.from_pretrained(folder))
 
 
 def smollm2(ctx: RunContext) -> LM:
