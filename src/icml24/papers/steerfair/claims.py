@@ -40,7 +40,10 @@ CLAIMS = (
           metric="llm_imbalance_none", against="llm_imbalance_steerfair",
           statistic="model (b): per seed, |share of 'A' answers over both orderings - 1/2| without intervention minus "
                     "with SteerFair; CI > 0",
-          bands=_MORE),
+          # QUICK's 32 questions and 24 demonstration questions per seed are too few to decide it: its verdict
+          # flipped between the published seeds (0.072 [-0.041, 0.164]) and held-out seeds 1000-1007
+          # (0.135 [0.008, 0.254]); FULL (500 + 500 questions) decides it
+          bands={"full": Band(lo=0.0)}),
 )
 
 # Every claim is an order claim: its null (the two sides swapped) is built by tests/test_falsifiability.py.

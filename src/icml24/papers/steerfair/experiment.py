@@ -13,7 +13,9 @@ Per seed, two parts (each a checkpointed stage):
     the mean signed cosine between a method's direction and the "position direction" of each steered
     head (mean activation at the answer token with the gold at A minus with the gold elsewhere, over
     the test questions: the direction that carries the A-preference, found with the labels),
-    ``cos_<method>``; > 0 means that subtracting the direction removes A-preference.
+    ``cos_<method>`` (> 0: subtracting the direction removes A-preference) and its absolute value
+    ``abscos_<method>``; and ``sf_oracle_sign``, SteerFair's directions and heads with each head's sign
+    set by that labelled direction (not a method: it measures what the orientation costs).
 (b) ``llm``: SmolLM2-135M-Instruct (or the model at ``llm_path``) on generated two-option questions
     (questions.py) in both orders: share of "A" answers over the two orderings, accuracy per
     gold position, for ``none``, ``steerfair`` and ``random`` (``llm_k`` heads, ``llm_alpha``).
@@ -39,7 +41,7 @@ from icml24.papers.steerfair.steer import Directions, iti, random_directions, st
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "small_stage", "llm_stage",
            "StageOut", "METHODS", "LLM_METHODS"]
 
-METHODS = ("none", "steerfair", "random", "iti100", "iti500")
+METHODS = ("none", "steerfair", "random", "iti100", "iti500", "sf_oracle_sign")
 LLM_METHODS = ("none", "steerfair", "random")
 
 
@@ -93,6 +95,11 @@ def small_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
     position_dir = ans[0].mean(0) - np.mean([a.mean(0) for a in ans[1:]], axis=0)        # (L, H, d)
     position_dir /= np.linalg.norm(position_dir, axis=-1, keepdims=True).clip(1e-12)
 
+    # diagnostic only (uses the labels): SteerFair's directions with each head's sign set so that subtracting
+    # removes the A-preference; how much of SteerFair's result is the orientation of its directions
+    flip = np.where(np.sum(sf.u * position_dir, -1, keepdims=True) < 0, -1.0, 1.0)
+    directions["sf_oracle_sign"] = Directions(sf.u * flip, sf.mask)
+
     metrics: dict[str, float] = {"train_loss": float(np.mean(log.loss[-50:]))}
     curves: dict[str, list[float]] = {"train_loss": log.loss}
     for tag, d in directions.items():
@@ -112,6 +119,7 @@ def small_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
         if d is not None:
             cos = np.sum(d.u * position_dir, -1)[d.mask]          # > 0: subtracting u removes the A-preference
             metrics[f"cos_{tag}"] = float(cos.mean())
+            metrics[f"abscos_{tag}"] = float(np.abs(cos).mean())
     return StageOut(metrics, curves)
 
 
