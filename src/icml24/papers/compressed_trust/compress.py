@@ -1,0 +1,226 @@
+"""Layer-wise compression of ``nn.Linear`` weights, each written from its original paper.
+
+Every operator takes a weight W (out, in) and, where it needs data, the calibration statistics of the
+layer's inputs X (n tokens, in): ``H = X^T X / n`` and ``mean |X|`` (:class:`CalibStats`). The squared
+output error of a changed weight is then ``||(W - W') X^T||^2 / n = tr((W - W') H (W - W')^T)``
+(:func:`output_error`), so nothing needs the activations themselves.
+
+Quantisation (asymmetric min-max grid of 2^b levels per output row and group of ``group`` input columns;
+``group = 0``: one group per row, i.e. per channel):
+
+* :func:`rtn`: round to nearest.
+* :func:`gptq`: Frantar et al. 2023 (Alg. 1): columns quantised in order, each column's error
+  ``(w_q - q_q) / [H^-1]_qq`` fed back into the later columns through the upper Cholesky factor of
+  ``H^-1`` (dampened by 1% of the mean diagonal), in blocks of 32 columns with lazy batch updates (the
+  reference code: 128; the same arithmetic, less memory traffic on a CPU); a group's grid is fitted when
+  the group starts, to its columns as they stand then (the reference fits it to the weights as they
+  stood at the block's start, without the feedback of the block's earlier columns).
+* :func:`awq`: Lin et al. 2024: per input channel scales ``s = mean|X|^a``, the grid search over
+  a in {0, 1/20, ..., 19/20} for the a that minimises the output error of ``Q(W diag s) diag(s)^-1``.
+
+Pruning (``sparsity`` of the weights set to 0, unstructured per row, or ``nm = (N, M)``: N zeros in every M
+consecutive input weights of a row, e.g. 2:4):
+
+* :func:`magnitude`: the smallest |W| (per layer, unstructured; per group for N:M).
+* :func:`wanda`: Sun et al. 2024: the smallest ``|W_ij| ||X_j||_2`` per output row (or group); no update.
+* :func:`sparsegpt`: Frantar & Alistarh 2023 (Alg. 1): the mask chosen per block of 32 columns (the
+  reference: 128; every M columns for N:M) by ``w^2 / [H^-1]_jj^2``, and the OBS update ``-w_j / [H^-1]_jj H^-1_{j,:}`` of the
+  remaining columns after each column.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+BLOCK = 32
+DAMP = 0.01
+
+
+class CalibStats(NamedTuple):
+    """Second moment ``H = X^T X / n`` (in, in), float64, ``mean |X|`` (in,), and the token count n."""
+
+    H: torch.Tensor
+    mean_abs: torch.Tensor
+    n: int
+
+
+def stats(X: torch.Tensor) -> CalibStats:
+    """Calibration statistics of inputs X (n, in)."""
+    X = X.double()
+    return CalibStats(X.T @ X / len(X), X.abs().mean(0), len(X))
+
+
+def output_error(W: torch.Tensor, W_new: torch.Tensor, H: torch.Tensor) -> float:
+    """Mean squared output error per token ``tr(D H D^T)`` of ``D = W - W_new`` (see the module docstring)."""
+    D = (W - W_new).float()
+    return float(((D @ H.float()) * D).sum(dtype=torch.float64))
+
+
+def relative_error(W: torch.Tensor, W_new: torch.Tensor, H: torch.Tensor) -> float:
+    """:func:`output_error` divided by the output energy ``tr(W H W^T)`` of the dense layer."""
+    return output_error(W, W_new, H) / max(output_error(W, torch.zeros_like(W), H), 1e-300)
+
+
+# -- quantisation ----------------------------------------------------------------------------------
+def grid(w: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Min-max asymmetric grid of each row of w (..., rows, cols): scale and zero point (..., rows, 1)."""
+    lo = w.amin(-1, keepdim=True).clamp(max=0)
+    hi = w.amax(-1, keepdim=True).clamp(min=0)
+    scale = ((hi - lo) / (2**bits - 1)).clamp(min=1e-12)
+    return scale, torch.round(-lo / scale)
+
+
+def quantize(w: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor, bits: int) -> torch.Tensor:
+    """Round w to its grid and back: ``(clamp(round(w / s) + z, 0, 2^b - 1) - z) s``.
+
+    >>> s, z = grid(torch.tensor([[0.0, 1.0, 3.0]]), 2)     # levels 0, 1, 2, 3
+    >>> quantize(torch.tensor([[0.4, 1.6, 3.0]]), s, z, 2).tolist()
+    [[0.0, 2.0, 3.0]]
+    """
+    q = torch.clamp(torch.round(w / scale) + zero, 0, 2**bits - 1)
+    return (q - zero) * scale
+
+
+def _group(cols: int, group: int) -> int:
+    g = cols if group <= 0 else group
+    if cols % g:
+        raise ValueError(f"group size {group} does not divide the {cols} input columns")
+    return g
+
+
+def rtn(W: torch.Tensor, bits: int, group: int = 0) -> torch.Tensor:
+    """Round-to-nearest, per output row and group of ``group`` input columns (0: the whole row); W (..., out, in)."""
+    g = _group(W.shape[-1], group)
+    Wg = W.reshape(*W.shape[:-1], W.shape[-1] // g, g)          # (..., out, groups, g)
+    s, z = grid(Wg, bits)
+    return quantize(Wg, s, z, bits).reshape(W.shape)
+
+
+def _inverse_cholesky(H: torch.Tensor, damp: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Upper Cholesky factor U of ``(H + damp mean(diag H) I)^-1`` (U^T U = H^-1), H (..., in, in), after
+    giving dead inputs (zero diagonal) a unit diagonal; and the dead inputs (..., in)."""
+    d = torch.diagonal(H, dim1=-2, dim2=-1)
+    dead = d == 0
+    eye = torch.eye(H.shape[-1], dtype=H.dtype)
+    H = H + torch.diag_embed(dead.to(H.dtype)) + damp * d.mean(-1)[..., None, None] * eye
+    Hinv = torch.cholesky_inverse(torch.linalg.cholesky(H))
+    return torch.linalg.cholesky(Hinv, upper=True), dead
+
+
+def gptq(W: torch.Tensor, H: torch.Tensor, bits: int, group: int = 0, damp: float = DAMP) -> torch.Tensor:
+    """GPTQ (module docstring): W (..., out, in) quantised with the error feedback of Frantar et al. (2023),
+    Alg. 1; H (..., in, in). A leading batch dimension compresses several layers of one shape at once.
+    Internally the weights are held transposed, (..., in, out), so that a column is contiguous."""
+    U, dead = _inverse_cholesky(H.double(), damp)
+    U = U.float()                                                  # the factor in float64, the updates in float32
+    Wt = W.float().masked_fill(dead[..., None, :], 0.0).transpose(-1, -2).contiguous()   # (..., in, out)
+    cols = Wt.shape[-2]
+    g = _group(cols, group)
+    Qt = torch.zeros_like(Wt)
+    scale = zero = torch.zeros(*Wt.shape[:-2], Wt.shape[-1], dtype=Wt.dtype)
+    for b0 in range(0, cols, BLOCK):
+        b1 = min(b0 + BLOCK, cols)
+        W1, Err = Wt[..., b0:b1, :].clone(), torch.zeros_like(Wt[..., b0:b1, :])
+        for j in range(b1 - b0):
+            c = b0 + j
+            if c % g == 0:     # the group's grid, from its columns as they stand now (this block's feedback applied)
+                cur = torch.cat([W1[..., j:, :], Wt[..., b1:c + g, :]], -2)[..., :g, :]
+                s_, z_ = grid(cur.transpose(-1, -2), bits)
+                scale, zero = s_[..., 0], z_[..., 0]
+            w = W1[..., j, :]                                          # (..., out)
+            q = quantize(w, scale, zero, bits)
+            Qt[..., c, :] = q
+            err = (w - q) / U[..., c, c, None]                         # Alg. 1: E = (W - Q) / [H^-1]_qq
+            # feedback into the block's later columns: W1[j:] -= U[c, j:] err^T
+            W1[..., j:, :].sub_(U[..., c, c:b1, None] * err[..., None, :])
+            Err[..., j, :] = err
+        Wt[..., b1:, :] -= U[..., b0:b1, b1:].transpose(-1, -2) @ Err   # lazy batch update of the later blocks
+    return Qt.transpose(-1, -2).contiguous()
+
+
+def awq(W: torch.Tensor, st: CalibStats, bits: int, group: int = 0, points: int = 20) -> torch.Tensor:
+    """AWQ (module docstring): ``Q(W diag s) diag(s)^-1`` with ``s = mean|X|^a`` at each layer's best a of the
+    grid; W (..., out, in) with ``st.H`` (..., in, in) and ``st.mean_abs`` (..., in)."""
+    H = st.H.float()
+
+    def err(Wq: torch.Tensor) -> torch.Tensor:                    # (...,) output error of each layer
+        D = W - Wq
+        return ((D @ H) * D).sum((-2, -1), dtype=torch.float64)
+
+    best = rtn(W, bits, group)
+    best_err = err(best)
+    m = st.mean_abs.float().clamp(min=1e-8)
+    for k in range(1, points):
+        s = m ** (k / points)
+        s = s / torch.sqrt(s.amax(-1, keepdim=True) * s.amin(-1, keepdim=True))   # scale-free (official code)
+        Wq = rtn(W * s[..., None, :], bits, group) / s[..., None, :]
+        e = err(Wq)
+        better = e < best_err
+        best = torch.where(better[..., None, None], Wq, best)
+        best_err = torch.minimum(e, best_err)
+    return best
+
+
+# -- pruning ---------------------------------------------------------------------------------------
+def _mask_from_scores(score: torch.Tensor, sparsity: float, nm: tuple[int, int] | None, per_row: bool) -> torch.Tensor:
+    """Bool mask (True = pruned) of the lowest scores of score (..., rows, cols): N of every M (nm), per row,
+    or over the whole matrix."""
+    if nm is not None:
+        n, m = nm
+        grouped = score.reshape(*score.shape[:-1], score.shape[-1] // m, m)
+        idx = torch.argsort(grouped, dim=-1, stable=True)[..., :n]
+        return torch.zeros_like(grouped, dtype=torch.bool).scatter_(-1, idx, True).reshape(score.shape)
+    if per_row:
+        k = int(score.shape[-1] * sparsity)
+        idx = torch.argsort(score, dim=-1, stable=True)[..., :k]
+        return torch.zeros_like(score, dtype=torch.bool).scatter_(-1, idx, True)
+    flat = score.reshape(*score.shape[:-2], -1)
+    k = int(flat.shape[-1] * sparsity)
+    idx = torch.argsort(flat, dim=-1, stable=True)[..., :k]
+    return torch.zeros_like(flat, dtype=torch.bool).scatter_(-1, idx, True).reshape(score.shape)
+
+
+def magnitude(W: torch.Tensor, sparsity: float = 0.5, nm: tuple[int, int] | None = None) -> torch.Tensor:
+    """Magnitude pruning: zero the smallest |W| (over the layer; per group of M for N:M)."""
+    return W.masked_fill(_mask_from_scores(W.abs(), sparsity, nm, per_row=False), 0.0)
+
+
+def wanda(W: torch.Tensor, st: CalibStats, sparsity: float = 0.5, nm: tuple[int, int] | None = None) -> torch.Tensor:
+    """Wanda: zero the smallest ``|W_ij| ||X_j||_2`` per output row (or per group of M); weights not updated."""
+    norms = torch.sqrt(torch.diagonal(st.H, dim1=-2, dim2=-1) * st.n).float()   # ||X_j||_2 over the tokens
+    return W.masked_fill(_mask_from_scores(W.abs() * norms[..., None, :], sparsity, nm, per_row=True), 0.0)
+
+
+def sparsegpt(W: torch.Tensor, H: torch.Tensor, sparsity: float = 0.5, nm: tuple[int, int] | None = None,
+              damp: float = DAMP) -> torch.Tensor:
+    """SparseGPT (module docstring): adaptive mask selection and OBS updates, Frantar & Alistarh (2023), Alg. 1;
+    W (..., out, in), H (..., in, in). Held transposed internally, as in :func:`gptq`."""
+    U, dead = _inverse_cholesky(H.double(), damp)
+    U = U.float()                                                  # the factor in float64, the updates in float32
+    Wt = W.float().masked_fill(dead[..., None, :], 0.0).transpose(-1, -2).contiguous()   # (..., in, out)
+    cols = Wt.shape[-2]
+    for b0 in range(0, cols, BLOCK):
+        b1 = min(b0 + BLOCK, cols)
+        W1, Err = Wt[..., b0:b1, :].clone(), torch.zeros_like(Wt[..., b0:b1, :])
+        d = torch.diagonal(U, dim1=-2, dim2=-1)[..., b0:b1, None]                  # (..., block, 1)
+        mask = None
+        if nm is None:                                   # unstructured: the block's mask at once, over its weights
+            mask = _mask_from_scores((W1**2 / d**2).transpose(-1, -2), sparsity, None, per_row=False).transpose(-1, -2)
+        mask_m = torch.zeros(0, dtype=torch.bool)
+        for j in range(b1 - b0):
+            c = b0 + j
+            if nm is not None and j % nm[1] == 0:               # N:M: choose the mask of the next M columns now
+                score = (W1[..., j:j + nm[1], :] ** 2 / d[..., j:j + nm[1], :] ** 2).transpose(-1, -2)
+                mask_m = _mask_from_scores(score, sparsity, nm, per_row=True).transpose(-1, -2)   # (..., M, out)
+            pruned = mask[..., j, :] if mask is not None else mask_m[..., j % nm[1], :]  # type: ignore[index]
+            w = W1[..., j, :]
+            q = torch.where(pruned, torch.zeros_like(w), w)
+            err = (w - q) / U[..., c, c, None]
+            W1[..., j:, :].sub_(U[..., c, c:b1, None] * err[..., None, :])        # OBS update of the later columns
+            W1[..., j, :] = q
+            Err[..., j, :] = err
+        Wt[..., b0:b1, :] = W1
+        Wt[..., b1:, :] -= U[..., b0:b1, b1:].transpose(-1, -2) @ Err
+    return Wt.transpose(-1, -2).contiguous()

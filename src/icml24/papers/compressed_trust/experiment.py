@@ -1,0 +1,147 @@
+"""Experiment of compressed_trust: ``run(config, seed)`` and the figures.
+
+Per seed (one checkpointed stage):
+
+1. SmolLM2-135M-Instruct (or the model at ``llm_path``); ``calibration`` Rotten Tomatoes quotes (at most
+   ``calib_tokens`` tokens each, drawn from the even-indexed quotes; the probes use the odd ones) give
+   the input statistics of every decoder Linear (layers.py).
+2. Reconstruction errors (C1): each of ``error_methods`` applied to the seven projections of each of
+   ``error_layers``; per method, the mean over those layers of log10 of the relative output error
+   ``tr(D H D^T) / tr(W H W^T)``, ``err_<method>``.
+3. Trust (C2, C3): the dense model and each of ``methods`` (compressed from the dense weights, restored
+   after) on the same probes (trust.py): per dimension the mean score, ``trust_<dim>_<model>``; the
+   benign metrics ``benign_<model>`` (mean P(correct) on clean snippets), ``clean_acc_<model>`` and
+   ``ppl_<model>``; per compressed model the largest and the mean drop from dense over the eight
+   dimensions (``drop_max_<m>``, ``drop_mean_<m>``) and the number of dimensions that drop by more than
+   ``margin`` (``n_degraded_<m>``); and ``hidden_loss``: the largest ``drop_max`` among the compressed
+   models whose benign score is within ``benign_margin`` of dense (0 if none).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from icml24.common import llm
+from icml24.core.context import RunContext
+from icml24.core.results import RunResult, SeedResult
+from icml24.papers.compressed_trust import trust
+from icml24.papers.compressed_trust.compress import relative_error
+from icml24.papers.compressed_trust.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
+from icml24.papers.compressed_trust.layers import Method, calibration_stats, compress_model, compress_weight, decoder_linears
+
+__all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "method", "seed_stage"]
+
+
+def method(name: str, group: int) -> Method:
+    """The :class:`Method` of a setting name of ``config.METHODS`` (e.g. ``gptq4``, ``wanda24``, ``sparsegpt50``).
+
+    >>> method("gptq3", 64)
+    Method(name='gptq3', op='gptq', bits=3, group=64, sparsity=0.0, nm=None)
+    >>> method("wanda24", 64).nm
+    (2, 4)
+    """
+    for op in ("magnitude", "wanda", "sparsegpt"):
+        if name.startswith(op):
+            return Method(name, op, sparsity=0.5, nm=(2, 4) if name.endswith("24") else None)
+    op, bits = name[:-1], int(name[-1])
+    return Method(name, op, bits=bits, group=group)
+
+
+def load(config: Config, ctx: RunContext) -> llm.LM:
+    """SmolLM2 from its wheel (converted once into the artefact cache), or the model at ``llm_path``."""
+    return llm.load_lm(Path(config.llm_path), ctx.device) if config.llm_path else llm.smollm2(ctx)
+
+
+def layer_errors(model: Any, stats: dict, config: Config) -> dict[str, float]:
+    """``err_<method>`` (module docstring, 2): the weights of the model are not changed."""
+    chosen = {n: lin for n, lin in decoder_linears(model).items() if int(n.split(".")[2]) in config.error_layers}
+    out = {}
+    for name in config.error_methods:
+        m = method(name, config.group)
+        logs = []
+        for n, lin in chosen.items():
+            W = lin.weight.detach().float().cpu()
+            logs.append(np.log10(max(relative_error(W, compress_weight(W, stats[n], m), stats[n].H), 1e-300)))
+        out[f"err_{name}"] = float(np.mean(logs))
+    return out
+
+
+def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) -> dict[str, float]:
+    """Every metric of one seed (module docstring)."""
+    calib_rng, probe_rng = (np.random.default_rng(s) for s in stream.spawn(2))
+    lm: Any = load(config, ctx)
+    tok = lm.tokenizer
+    pad = trust.pad_id(tok)
+    pool = trust.snippets()
+    calib_pool, probe_pool = pool[0::2], pool[1::2]
+    picks = calib_rng.choice(len(calib_pool), config.calibration, replace=False)
+    calib = [tok.encode(calib_pool[i].text, add_special_tokens=False)[:config.calib_tokens] for i in picks]
+    stats = calibration_stats(lm.model, calib, pad, config.batch)
+    metrics = layer_errors(lm.model, stats, config)
+    probes = trust.probes(probe_rng, config.probes, probe_pool)
+    dense = copy.deepcopy(lm.model.state_dict())
+    scores: dict[str, trust.TrustScores] = {"dense": trust.evaluate(lm, probes, config.batch)}
+    for name in config.methods:
+        compress_model(lm.model, stats, method(name, config.group))
+        scores[name] = trust.evaluate(lm, probes, config.batch)
+        lm.model.load_state_dict(dense)
+    for tag, sc in scores.items():
+        for dim in trust.DIMENSIONS:
+            metrics[f"trust_{dim}_{tag}"] = float(sc.per_probe[dim].mean())
+        metrics[f"benign_{tag}"] = float(sc.clean.mean())
+        metrics[f"clean_acc_{tag}"] = sc.clean_acc
+        metrics[f"ppl_{tag}"] = sc.ppl
+    hidden = 0.0
+    for name in config.methods:
+        drops = np.array([metrics[f"trust_{d}_dense"] - metrics[f"trust_{d}_{name}"] for d in trust.DIMENSIONS])
+        metrics[f"drop_max_{name}"] = float(drops.max())
+        metrics[f"drop_mean_{name}"] = float(drops.mean())
+        metrics[f"n_degraded_{name}"] = float(np.sum(drops > config.margin))
+        if metrics["benign_dense"] - metrics[f"benign_{name}"] <= config.benign_margin:
+            hidden = max(hidden, float(drops.max()))
+    metrics["hidden_loss"] = hidden
+    return metrics
+
+
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed (module docstring)."""
+    ctx = ctx or RunContext.local(config.device)
+    with ctx.threads(config.threads):
+        torch.manual_seed(seed)
+        metrics = ctx.stage("seed", seed_stage, config, np.random.SeedSequence(seed), ctx)
+    return SeedResult(seed=seed, metrics=metrics, curves={})
+
+
+def figures(result: RunResult) -> dict:
+    """Trust dimensions per model (bars, mean and std over seeds) and the reconstruction errors."""
+    import matplotlib.pyplot as plt
+
+    names = result.metric_names()
+    models = ["dense"] + sorted(n[len("benign_"):] for n in names if n.startswith("benign_") and n != "benign_dense")
+    dims = list(trust.DIMENSIONS) + ["benign"]
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    width = 0.8 / len(models)
+    for j, tag in enumerate(models):
+        vals = np.stack([result.metric(f"trust_{d}_{tag}" if d != "benign" else f"benign_{tag}") for d in dims], 1)
+        ax.bar(np.arange(len(dims)) + (j - (len(models) - 1) / 2) * width, vals.mean(0), width, yerr=vals.std(0),
+               capsize=2, label=tag)
+    ax.set_xticks(np.arange(len(dims)), [d.replace("_", " ") for d in dims], fontsize=8)
+    ax.set_ylabel("score (higher = more trustworthy)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("trust dimensions and benign score per model (mean, std over seeds)", fontsize=9)
+    ax.legend(fontsize=7, ncol=len(models))
+    fig.tight_layout()
+    errs = sorted(n[len("err_"):] for n in names if n.startswith("err_"))
+    fig2, ax2 = plt.subplots(figsize=(6, 3.4))
+    vals = np.stack([result.metric(f"err_{m}") for m in errs], 1)                 # (seeds, methods)
+    ax2.bar(range(len(errs)), vals.mean(0), yerr=vals.std(0), capsize=2)
+    ax2.set_xticks(range(len(errs)), errs, fontsize=8, rotation=20)
+    ax2.set_ylabel("log10 relative output error")
+    ax2.set_title("reconstruction error on real layer inputs (mean over the measured layers)", fontsize=9)
+    fig2.tight_layout()
+    return {"trust_dimensions": fig, "reconstruction_error": fig2}

