@@ -51,8 +51,14 @@ report: $(STAMP)
 
 # Every benchmark in benchmarks/, one after another (one thread each; minutes). The peer libraries they
 # compare with are installed here, never vendored: mambapy (needs only torch) for the Mamba scan.
+PEER_LLMC := runs/bench-llmcompressor
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q $(PIN) --no-deps mambapy==1.2.0
+	# llmcompressor pins transformers <= 5.17 (ours: 5.24): it gets an environment of its own
+	test -x $(PEER_LLMC)/bin/python || ($(PYTHON) -m venv $(PEER_LLMC) && \
+	  $(PEER_LLMC)/bin/pip install -q torch==2.13.0 && \
+	  $(PEER_LLMC)/bin/pip install -q llmcompressor==0.14.0.1 'transformers<=5.17')
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:

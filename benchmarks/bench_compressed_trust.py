@@ -1,0 +1,89 @@
+"""Benchmark: per-layer GPTQ (4 bits, groups of 64) and SparseGPT (50% 2:4) of compressed_trust against
+llmcompressor (the best peer on PyPI; it runs both on a CPU) and against this package's column-by-column
+references (an explicit inverse Hessian, one column at a time, as in OBQ / the papers' derivations), on the
+same SmolLM2-135M-Instruct layers and calibration batch. Medians of 3 runs, one thread; errors are the
+relative output error tr(D H D^T) / tr(W H W^T) on that batch.
+
+llmcompressor pins transformers <= 5.17 (this package's environment has 5.24), so it runs in its own
+environment, built by `make bench` into runs/bench-llmcompressor (or give its python as
+ICML24_LLMCOMPRESSOR_PYTHON); without it the peer rows are skipped.
+Run: python benchmarks/bench_compressed_trust.py   (about 2 minutes)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from icml24.common import llm
+from icml24.core.bench import median_time
+from icml24.core.context import RunContext
+from icml24.papers.compressed_trust import compress as C
+from icml24.papers.compressed_trust import layers, trust
+
+REPO = Path(__file__).resolve().parents[1]
+PEER = Path(os.environ.get("ICML24_LLMCOMPRESSOR_PYTHON", REPO / "runs" / "bench-llmcompressor" / "bin" / "python"))
+LAYERS = ("model.layers.10.mlp.gate_proj", "model.layers.10.mlp.down_proj")
+
+
+def gptq_reference(W: torch.Tensor, H: torch.Tensor, bits: int, group: int) -> torch.Tensor:
+    """GPTQ one column at a time with an explicit inverse Hessian (no Cholesky, no blocks)."""
+    W = W.double().clone()
+    Hinv = torch.linalg.inv(H.double() + C.DAMP * torch.diag(H.double()).mean() * torch.eye(len(H), dtype=torch.float64))
+    Q = torch.zeros_like(W)
+    for q in range(W.shape[1]):
+        if q % group == 0:
+            scale, zero = C.grid(W[:, q:q + group], bits)
+        Q[:, q] = C.quantize(W[:, q:q + 1], scale, zero, bits)[:, 0]
+        err = (W[:, q] - Q[:, q]) / Hinv[q, q]
+        W[:, q + 1:] -= err[:, None] * Hinv[q, q + 1:][None, :]
+        Hinv = Hinv - Hinv[:, q:q + 1] @ Hinv[q:q + 1, :] / Hinv[q, q]
+    return Q.float()
+
+
+def peer(W: torch.Tensor, H: torch.Tensor) -> dict | None:
+    if not PEER.is_file():
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.pt", Path(tmp) / "out.pt"
+        torch.save({"W": W, "H": H, "bits": 4, "group": 64}, src)
+        subprocess.run([str(PEER), str(REPO / "benchmarks" / "peers" / "llmcompressor_layer.py"), str(src), str(dst),
+                        "3"], check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        return torch.load(dst)
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    lm = llm.smollm2(RunContext(cache_dir=REPO / "runs" / "bench-cache"))
+    pool = trust.snippets()[0::2]
+    rng = np.random.default_rng(0)
+    calib = [lm.tokenizer.encode(pool[i].text, add_special_tokens=False)[:64] for i in rng.choice(len(pool), 24, replace=False)]
+    stats = layers.calibration_stats(lm.model, calib, trust.pad_id(lm.tokenizer))
+    lin = layers.decoder_linears(lm.model)
+    print(f"{'layer':32s} {'method':10s} {'impl':14s} {'ms':>9s} {'rel. error':>11s} {'ours / impl':>12s}")
+    for name in LAYERS:
+        W, H = lin[name].weight.detach().float().clone(), stats[name].H
+        rows = {
+            ("gptq", "ours"): (lambda: C.gptq(W, H, 4, 64)),
+            ("gptq", "reference"): (lambda: gptq_reference(W, H, 4, 64)),
+            ("sparsegpt", "ours"): (lambda: C.sparsegpt(W, H, 0.5, (2, 4))),
+        }
+        times = {k: median_time(f, repeats=3) for k, f in rows.items()}
+        errs = {k: C.relative_error(W, f(), H) for k, f in rows.items()}
+        got = peer(W, H)
+        if got is not None:
+            for m in ("gptq", "sparsegpt"):
+                times[(m, "llmcompressor")] = got[f"{m}_s"]
+                errs[(m, "llmcompressor")] = C.relative_error(W, got[m], H)
+                if m == "sparsegpt":
+                    assert torch.all((got[m] == 0).reshape(W.shape[0], -1, 4).sum(-1) >= 2)
+        for (m, impl), t in times.items():
+            ratio = times[(m, "ours")] / t
+            print(f"{name:32s} {m:10s} {impl:14s} {t * 1e3:9.1f} {errs[(m, impl)]:11.2e} {ratio:12.2f}")
+    if not PEER.is_file():
+        print(f"llmcompressor rows skipped: no peer environment at {PEER} (make bench builds it)")
