@@ -7,7 +7,7 @@ relative output error tr(D H D^T) / tr(W H W^T) on that batch.
 llmcompressor pins transformers <= 5.17 (this package's environment has 5.24), so it runs in its own
 environment, built by `make bench` into runs/bench-llmcompressor (or give its python as
 ICML24_LLMCOMPRESSOR_PYTHON); without it the peer rows are skipped.
-Run: python benchmarks/bench_compressed_trust.py   (about 2 minutes)
+Run: python benchmarks/bench_compressed_trust.py   (about 5 minutes, 4 of them in the column-by-column reference)
 """
 
 from __future__ import annotations
