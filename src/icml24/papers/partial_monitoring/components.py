@@ -20,6 +20,7 @@ Observability (Bartok et al. 2014; Lattimore & Szepesvari 2020):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 from typing import NamedTuple, cast
 
@@ -58,10 +59,19 @@ class Game:
     def d(self) -> int:
         return int(self.L.shape[1])
 
+    @cached_property
+    def _symbol_table(self) -> tuple[np.ndarray, ...]:
+        """Per action, its distinct symbols in first-appearance order; computed once per game (a game is
+        not changed after it is built: the solvers ask for these about 10^5 times per seed)."""
+        table = []
+        for a in range(self.k):
+            _, first = np.unique(self.Phi[a], return_index=True)
+            table.append(self.Phi[a][np.sort(first)])
+        return tuple(table)
+
     def symbols(self, a: int) -> np.ndarray:
         """The distinct symbols of action ``a`` in first-appearance order, (m_a,)."""
-        _, first = np.unique(self.Phi[a], return_index=True)
-        return self.Phi[a][np.sort(first)]
+        return self._symbol_table[a]
 
     def signal_matrix(self, a: int) -> np.ndarray:
         """S_a, (m_a, d): ``S_a[s, x] = 1[Phi[a, x] = s-th symbol of a]``."""
@@ -86,7 +96,7 @@ class Game:
             offset += len(syms)
         return idx
 
-    @property
+    @cached_property
     def n_pairs(self) -> int:
         """Number of (action, symbol) pairs, sum_a m_a."""
         return sum(len(self.symbols(a)) for a in range(self.k))

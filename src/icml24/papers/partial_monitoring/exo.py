@@ -127,7 +127,7 @@ class ExOSolver:
         E, f = _constraint_system(game)
         self.z0 = np.linalg.lstsq(E, f, rcond=None)[0]       # (n*k + d,)
         self.N = null_space(E)                               # (n*k + d, n_y)
-        self.n_pairs = game.n_pairs                          # Game.n_pairs is recomputed per access
+        self.n_pairs = game.n_pairs
         self.nG = self.n_pairs * game.k
         self.NG = self.N[: self.nG]                          # (n*k, n_y): G part of the basis
         # one-hot (k, d, n_pairs): onehot[a, x, r] = 1[idx[a, x] = r]
