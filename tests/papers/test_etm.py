@@ -13,6 +13,7 @@ import torch
 pytest.importorskip("gymnasium")
 pytest.importorskip("minari")
 
+from icml24.common import offline  # noqa: E402
 from icml24.papers.etm import data, jump, ope  # noqa: E402
 from icml24.papers.etm.energy import (  # noqa: E402
     BOX,
@@ -175,8 +176,8 @@ def test_model_values_of_the_true_dynamics_equal_the_real_returns():
     policies = [data.limited(0.5), data.limited(2.0)]
     truth, starts = [], None
     for pi in policies:
-        eps = data.collect(pi, 4, 123)
-        truth.append(data.discounted_returns(eps, 0.995).mean())
+        eps = offline.collect(pi, 4, 123)
+        truth.append(offline.discounted_returns(eps, 0.995).mean())
         starts = np.stack([e.observations[0] for e in eps])
     wide = ope.Bounds(np.full(3, -100.0), np.full(3, 100.0), -100.0, 100.0)
     est = ope.model_values(_true_pendulum, policies, starts, 200, 0.995, wide)
@@ -185,17 +186,17 @@ def test_model_values_of_the_true_dynamics_equal_the_real_returns():
 
 
 def test_d4rl_arrays_and_the_minari_round_trip(tmp_path):
-    eps = data.collect(data.uniform(np.random.default_rng(0)), 3, 7)
+    eps = offline.collect(data.uniform(np.random.default_rng(0)), 3, 7)
     assert [len(e.rewards) for e in eps] == [200] * 3 and all(e.observations.shape == (201, 3) for e in eps)
-    d4 = data.to_d4rl(eps)
+    d4 = offline.to_d4rl(eps)
     assert d4["observations"].shape == (600, 3) and d4["actions"].shape == (600, 1)
     assert np.array_equal(d4["next_observations"][:199], d4["observations"][1:200])
     assert d4["timeouts"].sum() == 3 and d4["timeouts"][199] and not d4["terminals"].any()
-    data.save_minari(eps, tmp_path, "pendulum/test-v0", "a test")
-    back = data.load_minari(tmp_path, "pendulum/test-v0")
+    offline.save_minari(eps, tmp_path, "pendulum/test-v0", "a test", "uniform torques", "tests")
+    back = offline.load_minari(tmp_path, "pendulum/test-v0")
     assert len(back) == 3
     for a, b in zip(eps, back):
-        for f in data.Episode._fields:
+        for f in offline.Episode._fields:
             assert np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f))), f
     assert os.environ.get("MINARI_DATASETS_PATH") != str(tmp_path.resolve())   # restored afterwards
 
@@ -215,7 +216,7 @@ def test_dope_metrics_by_hand_spearman_not_pearson():
 
 def test_behaviour_policies_and_the_swing_up():
     obs = np.array([[np.cos(0.1), np.sin(0.1), 0.0], [-1.0, 0.0, 0.5]])
-    u = data.swing_up(obs)
+    u = offline.swing_up(obs)
     assert u[0, 0] == pytest.approx(-1.0)               # PD near the top: -(10 * 0.1 + 0)
     assert u[1, 0] == pytest.approx(2.0)                # pumping at the bottom, clipped to the torque bound
     assert data.limited(0.3)(obs)[1, 0] == pytest.approx(0.3)

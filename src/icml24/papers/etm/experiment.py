@@ -9,9 +9,9 @@ energy model (``etm``, energy.py), a Gaussian forward ensemble (``ftm``) and a d
    (|a - tau| < near), away from it (the rest of the training region) and out of distribution
    (p in [1, 2]). Also the diagnostic best-of-starts ETM prediction (``etm_rs``), and every model's
    prediction of v' - v along a in [-1, 1] at p = v = 0 (the figure).
-2. Policy evaluation on Pendulum-v1 (C2, data.py, ope.py): an offline data set from three behaviour
-   policies, written as a Minari dataset into the run's artefact cache and read back; 10% of its
-   transitions (at least 1) held out for the one-step error; each model's value of P evaluation
+2. Policy evaluation on Pendulum-v1 (C2, data.py, ope.py, :mod:`icml24.common.offline`): an offline
+   data set from three behaviour policies, written as a Minari dataset into the run's artefact cache
+   and read back; 10% of its transitions (at least 1) held out for the one-step error; each model's value of P evaluation
    policies by model rollouts from the same start states as the true values (real rollouts), and the
    DOPE metrics of those estimates.
 """
@@ -25,6 +25,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import torch
 
+from icml24.common import offline
 from icml24.core.context import RunContext
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
@@ -96,14 +97,14 @@ def jump_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
     return StageOut(metrics, curves)
 
 
-def behaviour_episodes(config: Config, seed: int) -> list[data.Episode]:
+def behaviour_episodes(config: Config, seed: int) -> list[offline.Episode]:
     """The offline data: the full controller with N(0, 0.3^2) and N(0, 1) action noise and uniform torques,
     ``behaviour_episodes`` each; reset seeds and action noise drawn from ``seed``."""
     rng = np.random.default_rng(seed)
     n = config.behaviour_episodes
-    out: list[data.Episode] = []
+    out: list[offline.Episode] = []
     for k, policy in enumerate((data.noisy(0.3, rng), data.noisy(1.0, rng), data.uniform(rng))):
-        out += data.collect(policy, n, seed + k * n)
+        out += offline.collect(policy, n, seed + k * n)
     return out
 
 
@@ -111,23 +112,23 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
     """Claim C2's policy-evaluation metrics (module docstring, 2)."""
     data_seed, start_seed, split_seed, torch_seed = (int(s) for s in stream.generate_state(4) % 2**31)
     gen = torch.Generator().manual_seed(torch_seed)
-    inputs = {"env": data.ENV_ID, "behaviour_episodes": config.behaviour_episodes, "seed": data_seed}
+    inputs = {"env": offline.PENDULUM, "behaviour_episodes": config.behaviour_episodes, "seed": data_seed}
 
     def build(folder: Path) -> None:
-        data.save_minari(behaviour_episodes(config, data_seed), folder, DATASET_ID,
-                         "Pendulum-v1: analytic swing-up with N(0, 0.3^2) and N(0, 1) action noise, and uniform "
-                         "torques (icml24.papers.etm.experiment.behaviour_episodes)")
+        offline.save_minari(behaviour_episodes(config, data_seed), folder, DATASET_ID,
+                            "Pendulum-v1: analytic swing-up with N(0, 0.3^2) and N(0, 1) action noise, and uniform "
+                            "torques", "analytic swing-up mixture", "icml24.papers.etm.experiment.behaviour_episodes")
 
-    d4 = data.to_d4rl(data.load_minari(ctx.artefact("pendulum_data", inputs, build), DATASET_ID))
+    d4 = offline.to_d4rl(offline.load_minari(ctx.artefact("pendulum_data", inputs, build), DATASET_ID))
     x = np.concatenate([d4["observations"], d4["actions"]], 1)                               # (n, 4)
     target = np.concatenate([d4["next_observations"] - d4["observations"], d4["rewards"][:, None]], 1)  # (n, 4)
     perm = np.random.default_rng(split_seed).permutation(len(x))
     held, fit = perm[:max(1, len(x) // 10)], perm[max(1, len(x) // 10):]
     box = ope.bounds(d4["next_observations"][fit], d4["rewards"][fit])
-    u_max = np.linspace(config.u_min, data.U_MAX, config.policies)
+    u_max = np.linspace(config.u_min, offline.U_MAX, config.policies)
     policies = [data.limited(float(u)) for u in u_max]
-    runs = [data.collect(pi, config.starts, start_seed) for pi in policies]   # the same reset seeds for every policy
-    V = np.array([float(np.mean(data.discounted_returns(eps, config.gamma, config.horizon))) for eps in runs])
+    runs = [offline.collect(pi, config.starts, start_seed) for pi in policies]   # the same reset seeds for every policy
+    V = np.array([float(np.mean(offline.discounted_returns(eps, config.gamma, config.horizon))) for eps in runs])
     starts = np.stack([e.observations[0] for e in runs[0]])
     metrics: dict[str, float] = {"ope_value_span": float(V.max() - V.min())}
     curves = {"ope_u_max": u_max.tolist(), "ope_true": V.tolist()}
