@@ -1,0 +1,18 @@
+"""Card of Wang, Dong, Zhao, Du & Xu, ICML 2024 (no heavy imports here: ``icml24 list`` reads it)."""
+
+from icml24.core.card import PaperCard
+
+CARD = PaperCard(
+    slug="purified_il",
+    number=8,
+    title="Imitation Learning from Purified Demonstrations",
+    authors=("Yunke Wang", "Minjing Dong", "Yukun Zhao", "Bo Du", "Chang Xu"),
+    arxiv="2310.07143",
+    official_code="https://github.com/yunke-wang/dp-il",
+    tags=("imitation learning", "diffusion models", "noisy demonstrations", "behaviour cloning"),
+    summary="A DDPM trained on a few optimal state-action pairs purifies imperfect demonstrations (diffuse to an "
+            "inverse point, denoise back); BC on the purified set (DP-BC) against BC and BCND on Pendulum-v1 "
+            "demonstrations with Gaussian, uniform and salt-and-pepper action noise (Minari data sets).",
+    extra="rl",
+    imports=("gymnasium", "minari", "h5py"),
+)

@@ -1,0 +1,72 @@
+"""Config, presets and seeds of purified_il: importable without torch (icml24 show)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml24.core.config import knob
+from icml24.core.errors import UserError
+
+
+@dataclass(frozen=True)
+class Config:
+    """DP-BC (BC on diffusion-purified demonstrations) against BC and BCND on Pendulum-v1 demonstrations of
+    an analytic expert corrupted by action noise, and the purification error along the inverse point i_r."""
+
+    # demonstrations
+    n_optimal: int = knob(50, "optimal pairs D_o (drawn from clean expert episodes; official: 50)", ge=2)
+    n_noisy: int = knob(500, "imperfect pairs D_s per data set (drawn from noisy episodes; official: 500)", ge=2)
+    episodes: int = knob(10, "episodes (200 steps each) the pairs of each set are drawn from", ge=1)
+    noise_levels: tuple[float, ...] = knob((0.25, 0.4, 0.6), "std of the Gaussian action noise, in units of the "
+                                           "torque bound 2, weakest first (the paper's L3, L2, L1)", gt=0, nonempty=True)
+    sp_prob: float = knob(0.3, "probability that salt-and-pepper noise replaces an action by -2 or +2", gt=0, le=1)
+    # diffusion model (trained on D_o only)
+    T: int = knob(1000, "diffusion steps T (linear beta from 1e-4 to 0.02)", ge=10)
+    ddpm_hidden: int = knob(256, "hidden width of the epsilon-network (official: 1024)", ge=1)
+    ddpm_layers: int = knob(3, "hidden layers of the epsilon-network (official: 4)", ge=1)
+    ddpm_time_dim: int = knob(32, "size of the sinusoidal step embedding (0: the official code's network that "
+                                  "never sees the step)", ge=0)
+    ddpm_steps: int = knob(4000, "Adam steps of the diffusion model (official: 20,000 epochs)", ge=1)
+    ddpm_batch: int = knob(256, "batch of the diffusion model (the whole D_o when smaller; official: 512)", ge=1)
+    ddpm_lr: float = knob(1e-3, "Adam learning rate of the diffusion model (official: 1e-4)", gt=0)
+    inverse_point: int = knob(30, "inverse point i_r of DP-BC's purification (fixed before the first run, inside "
+                                  "the paper's range [10, 50] for hard tasks)", ge=0)
+    i_grid: tuple[int, ...] = knob((0, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300), "inverse points of the "
+                                   "purification-error curve (C3), increasing, starting at 0", ge=0, nonempty=True)
+    curve_points: int = knob(300, "imperfect pairs per level on which the error curve is measured", ge=1)
+    # imitation
+    bc_hidden: int = knob(100, "hidden width of every BC policy (official: 100)", ge=1)
+    bc_layers: int = knob(2, "hidden layers of every BC policy (official: 2)", ge=1)
+    bc_steps: int = knob(2000, "Adam steps of every BC policy (official: 10,000)", ge=1)
+    bc_batch: int = knob(256, "batch of every BC policy (official: 256)", ge=1)
+    bc_lr: float = knob(3e-4, "Adam learning rate of every BC policy (official: 3e-4)", gt=0)
+    bcnd_rounds: int = knob(3, "BCND: rounds of likelihood-reweighted BC (the first is plain BC)", ge=1)
+    eval_episodes: int = knob(20, "evaluation episodes per policy (the same start states for every policy)", ge=1)
+    threads: int = knob(1, "torch threads per seed", ge=1)
+    device: str = knob("cpu", "torch device of the networks (cpu, cuda, cuda:N); environments stay on the CPU",
+                       nonempty=True)
+
+
+SMOKE = Config(n_optimal=8, n_noisy=16, episodes=1, noise_levels=(0.25, 0.6), T=50, ddpm_hidden=16, ddpm_layers=1,
+               ddpm_time_dim=8, ddpm_steps=5, inverse_point=5, i_grid=(0, 2, 5, 10), curve_points=8, bc_hidden=8,
+               bc_layers=1, bc_steps=5, bcnd_rounds=2, eval_episodes=2)
+QUICK = Config()
+FULL = Config(n_optimal=500, n_noisy=5000, episodes=50, ddpm_hidden=1024, ddpm_layers=4, ddpm_steps=50_000,
+              ddpm_lr=1e-4, ddpm_batch=512, bc_steps=10_000, curve_points=2000, eval_episodes=100, device="cuda")
+SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
+
+
+def validate(config: Config) -> None:
+    """Rules across fields (called by the CLI before anything runs)."""
+    grid = config.i_grid
+    if grid[0] != 0 or any(b <= a for a, b in zip(grid, grid[1:])):
+        raise UserError(f"i_grid={grid}: must be increasing and start at 0 (no purification)")
+    if grid[-1] > config.T or config.inverse_point > config.T:
+        raise UserError(f"i_grid and inverse_point must not exceed T={config.T}")
+    if len(config.noise_levels) > 1 and any(b <= a for a, b in zip(config.noise_levels, config.noise_levels[1:])):
+        raise UserError(f"noise_levels={config.noise_levels}: must be increasing (weakest first)")
+    if config.ddpm_time_dim % 2:
+        raise UserError(f"ddpm_time_dim={config.ddpm_time_dim}: must be even (sine and cosine pairs)")
+    if max(config.n_optimal, config.n_noisy) > 200 * config.episodes:
+        raise UserError(f"n_optimal and n_noisy must not exceed the {200 * config.episodes} pairs of "
+                        f"episodes={config.episodes} (200 steps each)")
