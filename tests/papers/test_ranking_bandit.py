@@ -244,6 +244,19 @@ def test_movielens_claim_runs_with_data_and_is_not_checkable_without(tmp_path):
     assert c4.verdict is Verdict.NOT_CHECKABLE
 
 
+def test_auto_finds_an_installed_dslabs_copy_and_skips_without_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(ml, "DSLABS_DIRS", (str(tmp_path / "a"), str(tmp_path / "b")))
+    assert ml.find_ratings("auto") is None and ml.find_ratings("") is None
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "Rdata.rdx").write_bytes(b"")
+    assert ml.find_ratings("auto") == tmp_path / "b"
+    assert ml.find_ratings(str(tmp_path / "x.csv")) == tmp_path / "x.csv"
+    # "auto" passes the CLI's path check (resolved by the paper, not required to exist)
+    from icml24.core.config import check_paths
+
+    check_paths(dataclasses.replace(ex.QUICK, movielens_path="auto"))
+
+
 # -- experiment ---------------------------------------------------------------------------------
 def test_smoke_run_pinned_structure():
     r = ex.run(ex.SMOKE, 0)

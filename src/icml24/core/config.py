@@ -26,6 +26,7 @@ from icml24.core.errors import UserError
 
 DOC = "doc"
 PATH = "path"  # metadata key of data-path knobs: "file", "dir" or "any"
+AUTO = "auto"  # a data-path knob's value meaning "look in the paper's known places, skip if absent"
 
 
 RULES = "rules"  # metadata key of a knob's value rules (see :func:`knob`)
@@ -95,7 +96,9 @@ def check_knobs(config: Any) -> None:
 
 
 def path_knob(default: str, doc: str, kind: Literal["file", "dir", "any"] = "any") -> Any:
-    """A string knob naming a data path the user supplies; '' means "not given".
+    """A string knob naming a data path the user supplies; '' means "not given", :data:`AUTO` that the
+    paper looks in the places it knows (e.g. where a Debian package installs the data) and skips
+    what needs the data when nothing is there.
 
     :func:`check_paths` (called by the CLI before anything runs or is written) requires a given path
     to exist and be a ``kind`` ("file", "dir", or "any" of the two).
@@ -113,6 +116,7 @@ def check_paths(config: Any) -> None:
     ... class C:
     ...     data: str = path_knob("", "ratings file", "file")
     >>> check_paths(C())  # not given: fine
+    >>> check_paths(C(data="auto"))  # the paper's known places: resolved by the paper
     >>> check_paths(C(data="/nonexistent/x.csv"))
     Traceback (most recent call last):
     ...
@@ -123,7 +127,7 @@ def check_paths(config: Any) -> None:
     for f in dataclasses.fields(config):
         kind = f.metadata.get(PATH)
         value = getattr(config, f.name)
-        if kind is None or not value:
+        if kind is None or not value or value == AUTO:
             continue
         path = Path(value).expanduser()
         ok = {"file": path.is_file, "dir": path.is_dir, "any": path.exists}[kind]()

@@ -34,7 +34,8 @@ class Config:
                                        ge=1, nonempty=True)
     grid_positions: tuple[int, ...] = knob((2, 3, 4, 5), "K values of the (N, K) grid, paired with grid_items",
                                            ge=1, nonempty=True)
-    movielens_path: str = path_knob("", "MovieLens ratings (CSV, u.data, .rds/.rda or dslabs R dir); '' skips C4")
+    movielens_path: str = path_knob("auto", "MovieLens ratings (ratings.csv, u.data, .rds/.rda or a dslabs R data "
+                                            "dir); 'auto': Debian's r-cran-dslabs copy where installed; '' skips C4")
     ml_items: int = knob(50, "N for MovieLens: the most-rated movies", ge=1)
     ml_positions: int = knob(5, "K for MovieLens", ge=1)
     ml_dim: int = knob(5, "rank d of the user/item factors fitted to the ratings", ge=1)
@@ -42,7 +43,7 @@ class Config:
 
 
 SMOKE = Config(n_items=6, n_positions=2, dim=3, horizon=300, first_checkpoint=20, n_checkpoints=5,
-               grid_items=(4, 6, 8), grid_positions=(2, 2, 3))
+               grid_items=(4, 6, 8), grid_positions=(2, 2, 3), movielens_path="")
 QUICK = Config()
 FULL = Config(horizon=100_000, n_checkpoints=16, n_items=50, n_positions=5, refit_growth=0.02,
               grid_items=(10, 20, 50, 100, 200), grid_positions=(2, 3, 5, 5, 10))

@@ -5,8 +5,9 @@ Per seed, ``run`` plays every policy for T rounds on
 1. the **low-diversity** synthetic regime (contexts tightly around one centre: greedy estimates can
    lock in a bad list, exploration matters) - claims C1, C2a, C2b, C3;
 2. the **diverse** synthetic regime (contexts spread widely: greedy gets some free exploration) - C2c;
-3. the **MovieLens** semi-synthetic environment, only when ``movielens_path`` points at the ratings
-   (CSV or the dslabs R data); otherwise its metrics are absent and claim C4 is "not checkable".
+3. the **MovieLens** semi-synthetic environment, when ``movielens_path`` points at the ratings (CSV,
+   u.data or the dslabs R data) or is "auto" and Debian's r-cran-dslabs is installed; otherwise its
+   metrics are absent and claims C4 and C4b are "not checkable".
 
 All policies in an environment see the same context stream (common random numbers). ``run`` is pure:
 every random draw comes from generators spawned from ``seed``. The ``Config``, the presets, ``SEEDS``
@@ -86,12 +87,14 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     curves["grid_nk"] = [float(n * k) for n, k in zip(config.grid_items, config.grid_positions)]
     curves["grid_regret_ucr"] = grid_regret
 
-    if config.movielens_path:
-        from icml24.papers.ranking_bandit.movielens import load_ratings, movielens_env
+    from icml24.papers.ranking_bandit.movielens import find_ratings, load_ratings, movielens_env
 
-        env = movielens_env(load_ratings(config.movielens_path), config.ml_items, config.ml_positions,
-                            config.ml_dim, rng_ml, config.position_decay, config.position_noise,
-                            config.ml_logit_scale)
+    path = find_ratings(config.movielens_path)
+    if path is not None:
+        ratings = load_ratings(path)
+        metrics["ml_ratings"] = float(len(ratings.rating))          # which data set was read (dslabs: 100,004)
+        env = movielens_env(ratings, config.ml_items, config.ml_positions, config.ml_dim, rng_ml,
+                            config.position_decay, config.position_noise, config.ml_logit_scale)
         ml = play(env, POLICIES, config, rng_ml)
         for name, trace in ml.items():
             metrics[f"ml_satisfaction_{name}"] = float(trace.satisfaction[-1])

@@ -1,6 +1,8 @@
 """MovieLens ratings: loading from a local path, and the semi-synthetic select-rank environment.
 
-No data is downloaded. :func:`load_ratings` reads a path the user gives:
+No data is downloaded (its licence forbids shipping it). :func:`load_ratings` reads a path the user
+gives, or with ``"auto"`` (:func:`find_ratings`) the dslabs copy that Debian's ``r-cran-dslabs`` package
+installs (``apt-get install r-cran-dslabs``; `make reproduce` does this where it runs as root):
 
 * a CSV with a header naming ``userId``, ``movieId`` and ``rating`` (MovieLens ``ratings.csv``),
 * a headerless whitespace/tab file of ``user item rating [timestamp]`` rows (MovieLens 100k ``u.data``),
@@ -24,6 +26,25 @@ import numpy as np
 
 from icml24.core.errors import UserError
 from icml24.papers.ranking_bandit.env import RankingEnv
+
+
+#: Where R packages put dslabs' lazy-load data: Debian's r-cran-dslabs, then a site or user install.
+DSLABS_DIRS = ("/usr/lib/R/site-library/dslabs/data", "/usr/local/lib/R/site-library/dslabs/data",
+               "/usr/lib/R/library/dslabs/data")
+
+
+def find_ratings(value: str) -> Path | None:
+    """The ratings path a ``movielens_path`` value names: None for '' (skip), the first installed
+    dslabs data folder of :data:`DSLABS_DIRS` for "auto" (None if there is none), else the path itself.
+
+    >>> find_ratings("") is None, find_ratings("u.data")
+    (True, PosixPath('u.data'))
+    """
+    if not value:
+        return None
+    if value != "auto":
+        return Path(value).expanduser()
+    return next((Path(d) for d in DSLABS_DIRS if (Path(d) / "Rdata.rdx").is_file()), None)
 
 
 class Ratings(NamedTuple):
