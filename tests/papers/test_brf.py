@@ -35,7 +35,6 @@ from icml24.papers.brf.model import (
 from icml24.papers.brf.training import epochs_to_fraction
 
 SHARED = Path(os.environ.get("ICML24_SHARED", "/work/shared"))
-ECG_DIR = SHARED / "data" / "brf_ecg_qtdb"
 REF_CSV = SHARED / "data" / "brf_reference_logs" / "ecg_reference_curves.csv"
 
 
@@ -193,6 +192,36 @@ def test_li_readout_closed_form_equals_loop():
     assert torch.allclose(li_readout(cur, tau), torch.stack(loop), atol=1e-12)
 
 
+@pytest.mark.parametrize("block", [7, 16, 50])
+def test_blocked_li_readout_equals_the_loop_and_the_full_kernel_with_gradients(block):
+    g = torch.Generator().manual_seed(6)
+    cur = torch.randn(50, 3, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    tau = torch.tensor([2.0, -5.0, 20.0, 300.0], dtype=torch.float64, requires_grad=True)
+    a = torch.exp(-1 / tau.detach().abs())
+    o, loop = torch.zeros(3, 4, dtype=torch.float64), []
+    for t in range(50):
+        o = a * o + (1 - a) * cur.detach()[t]
+        loop.append(o)
+    blocked, full = li_readout(cur, tau, block=block), li_readout(cur, tau, block=1000)
+    assert torch.allclose(blocked, torch.stack(loop), atol=1e-12)
+    w = torch.randn(50, 3, 4, generator=g, dtype=torch.float64)
+    gb = torch.autograd.grad((blocked * w).sum(), (cur, tau))
+    gf = torch.autograd.grad((full * w).sum(), (cur, tau))
+    for x, y in zip(gb, gf):
+        assert torch.allclose(x, y, atol=1e-10)
+
+
+def test_blocked_li_readout_at_ecg_length_in_float32():
+    cur = torch.randn(1300, 2, 6, generator=torch.Generator().manual_seed(7))
+    tau = torch.tensor([20.0, 19.0, 21.5, 18.0, 20.5, 1.5])
+    a = torch.exp(-1 / tau)
+    o, loop = torch.zeros(2, 6, dtype=torch.float64), []
+    for t in range(1300):
+        o = a.double() * o + (1 - a.double()) * cur[t].double()
+        loop.append(o)
+    assert torch.allclose(li_readout(cur, tau).double(), torch.stack(loop), atol=2e-5)
+
+
 def test_sequence_nll_and_predict():
     r = torch.zeros(3, 2, 4)
     r[2, 0, 1] = 10.0
@@ -248,9 +277,11 @@ def test_load_ecg_from_a_small_file(tmp_path):
         load_ecg(tmp_path / "missing")
 
 
-@pytest.mark.skipif(not ECG_DIR.is_dir(), reason="ECG-QTDB files not present")
-def test_load_real_ecg():
-    d = load_ecg(ECG_DIR)
+def test_load_the_shipped_ecg_files():
+    from icml24.papers.brf.data import QTDB_DIR, find_ecg
+
+    assert find_ecg("auto") == QTDB_DIR and find_ecg("") is None
+    d = load_ecg(QTDB_DIR)
     assert d.x_train.shape == (618, 1300, 4) and d.x_test.shape == (141, 1300, 4)
     assert set(np.unique(d.y_train)) == set(range(6))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from icml24.core.claims import Band, Claim, Null
 
-# Metrics produced only when Config.ecg_path is given (the ECG-QTDB files are not shipped).
+# Metrics produced only when there is an ECG path (by default the ECG-QTDB files shipped in brf/qtdb).
 OPTIONAL_METRICS = ("ecg_brf_acc",)
 
 CLAIMS = (
@@ -55,8 +55,8 @@ CLAIMS = (
           "official training logs (AdaptiveAILab/brf-neurons), Sec. 5 ECG", "within",
           metric="ecg_brf_acc", statistic="ECG test accuracy (per time step) after ecg_epochs = 3 epochs",
           bands={"quick": Band(0.70, 0.82)}, paper_value="75.3-76.9% (released logs, epoch 3)",
-          note="needs Config.ecg_path (the preprocessed QTDB files); FULL trains 400 epochs, where the paper "
-               "reports ~85%"),
+          note="reads the preprocessed QTDB files shipped in brf/qtdb (ecg_path='' skips it); FULL trains 400 "
+               "epochs, where the paper reports ~85%"),
     Claim("C10", "RF neurons extract frequency patterns within the time domain due to their resonating membrane "
                  "dynamics [abstract]: on a frequency-discrimination task BRF accuracy is at least ALIF's.",
           "Abstract, Sec. 1 (the task itself is ours: noisy sinusoids, 5 frequency classes, 100 steps)", "order",

@@ -131,6 +131,20 @@ def frequency_sequences(rng: np.random.Generator, n_train: int = 600, n_test: in
 
 
 ECG_STEPS = 1300  # sequence length used by the paper (the files hold 1301 steps)
+#: The preprocessed ECG-QTDB files shipped with the package (attribution and licences: qtdb/NOTICE.md).
+QTDB_DIR = Path(__file__).parent / "qtdb"
+
+
+def find_ecg(value: str) -> Path | None:
+    """The ECG-QTDB folder an ``ecg_path`` value names: None for '' (skip ECG), the shipped copy
+    :data:`QTDB_DIR` for "auto", else the path itself.
+
+    >>> find_ecg("") is None, find_ecg("auto") == QTDB_DIR
+    (True, True)
+    """
+    if not value:
+        return None
+    return QTDB_DIR if value == "auto" else Path(value).expanduser()
 
 
 def load_ecg(path: str | Path, steps: int = ECG_STEPS) -> SequenceData:

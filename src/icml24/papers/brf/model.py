@@ -332,26 +332,47 @@ class RSNN(nn.Module):
         return RSNNOutput(li_readout(z @ self.out.weight.t(), self.tau_out), z)
 
 
-def li_readout(current: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+def li_readout(current: torch.Tensor, tau: torch.Tensor, block: int = 128) -> torch.Tensor:
     """Leaky-integrator readout o_t = a o_{t-1} + (1 - a) I_t, a = exp(-1/|tau|), o_0 = 0, in closed form.
 
-    o_t = (1 - a) sum_{s<=t} a^(t-s) I_s, computed as one contraction with the (C, T, T) lower-triangular
-    kernel a^(t-s) (built as exp((t-s) log a), so nothing overflows); the per-step loop is in
+    o_t = (1 - a) sum_{s<=t} a^(t-s) I_s. Up to ``block`` steps this is one contraction with the (C, T, T)
+    lower-triangular kernel a^(t-s) (built as exp((t-s) log a), so nothing overflows). Longer sequences
+    are cut into blocks of ``block`` steps (T^2 work would dominate at T = 1300): within a block the same
+    kernel gives the local sums l_t (the readout of the block alone); the carries O_k = o at the end of
+    block k follow O_k = a^L O_{k-1} + l_last(k), again a closed-form contraction over blocks with the
+    kernel (a^L)^(k-m); then o_t = l_t + a^(i+1) O_{k-1} for step i of block k. The per-step loop is in
     :func:`reference_forward`.
 
     Args:
-        current: (T, B, C) input currents W_out z_t; tau: (C,).
+        current: (T, B, C) input currents W_out z_t; tau: (C,); block: the block length L.
     Returns (T, B, C).
 
     >>> li_readout(torch.ones(3, 1, 1), torch.tensor([1 / math.log(2)]))[:, 0, 0]   # a = 0.5
     tensor([0.5000, 0.7500, 0.8750])
+    >>> li_readout(torch.ones(3, 1, 1), torch.tensor([1 / math.log(2)]), block=2)[:, 0, 0]
+    tensor([0.5000, 0.7500, 0.8750])
     """
-    T = current.shape[0]
+    T, B, C = current.shape
     log_a = -1 / tau.abs()  # (C,)
-    lag = torch.arange(T, dtype=current.dtype, device=current.device)
+    if T <= block:
+        return (1 - torch.exp(log_a)) * torch.einsum("cts,sbc->tbc", _decay_kernel(T, log_a, current), current)
+    n = -(-T // block)                                                      # blocks
+    padded = torch.cat([current, current.new_zeros(n * block - T, B, C)]) if n * block > T else current
+    cur = padded.reshape(n, block, B, C)                                     # (n, L, B, C)
+    local = torch.einsum("cts,nsbc->ntbc", _decay_kernel(block, log_a, current), cur)   # (n, L, B, C)
+    carry = torch.einsum("ckm,mbc->kbc", _decay_kernel(n, block * log_a, current), local[:, -1])  # (n, B, C)
+    steps = torch.arange(1, block + 1, dtype=current.dtype, device=current.device)
+    decay = torch.exp(steps[:, None] * log_a[None])                          # (L, C): a^(i+1)
+    prev = torch.cat([carry.new_zeros(1, B, C), carry[:-1]])                # (n, B, C): O_{k-1}, O_{-1} = 0
+    out = local + decay[None, :, None, :] * prev[:, None]                   # (n, L, B, C)
+    return (1 - torch.exp(log_a)) * out.reshape(n * block, B, C)[:T]
+
+
+def _decay_kernel(T: int, log_a: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """(C, T, T) lower-triangular a^(t-s) = exp((t-s) log a) for t >= s, 0 above the diagonal."""
+    lag = torch.arange(T, dtype=like.dtype, device=like.device)
     lag = lag[:, None] - lag[None, :]  # (T, T): t - s
-    kernel = torch.exp(lag.clamp(min=0)[None] * log_a[:, None, None]) * (lag >= 0)  # (C, T, T)
-    return (1 - torch.exp(log_a)) * torch.einsum("cts,sbc->tbc", kernel, current)
+    return torch.exp(lag.clamp(min=0)[None] * log_a[:, None, None]) * (lag >= 0)
 
 
 def reference_forward(net: RSNN, x: torch.Tensor) -> RSNNOutput:

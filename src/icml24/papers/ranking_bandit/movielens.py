@@ -27,7 +27,6 @@ import numpy as np
 from icml24.core.errors import UserError
 from icml24.papers.ranking_bandit.env import RankingEnv
 
-
 #: Where R packages put dslabs' lazy-load data: Debian's r-cran-dslabs, then a site or user install.
 DSLABS_DIRS = ("/usr/lib/R/site-library/dslabs/data", "/usr/local/lib/R/site-library/dslabs/data",
                "/usr/lib/R/library/dslabs/data")
