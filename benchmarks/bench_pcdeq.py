@@ -1,5 +1,11 @@
 """Benchmark: pcDEQ solve with implicit backward vs (a) backprop through the unrolled iteration and
-(b) a per-sample loop of solves. (`torchdeq` is not installed here, so its solver is not compared.)
+(b) a per-sample loop of solves; and Anderson acceleration against the plain fixed-point iteration.
+
+The plain iteration is the official code's solver (`solvers.fixed_point_iteration` of
+mateuszgabor/pcdeq: the same update, relative residual and stopping rule as ours, which is the official
+solver restated). Anderson (memory 5, the DEQ/torchdeq scheme with a relative ridge) is compared at the
+same tolerance: applications of the map and wall time, forward solve and a training step (forward +
+implicit backward, both solves by the same method); the fixed points agree to the tolerance.
 
 Layer: PcDEQLinear(80, tanh) with W >= 0 rescaled to spectral norm 1 (about 13 forward steps, like the
 end of QUICK training), batch 64 (the paper's linear MNIST block and batch size), float32, one thread.
@@ -12,7 +18,59 @@ from __future__ import annotations
 import torch
 
 from icml24.core.bench import median_time
-from icml24.papers.pcdeq import DEQ, PcDEQLinear, fixed_point_iteration, unrolled_deq
+from icml24.papers.pcdeq import DEQ, PcDEQConv, PcDEQLinear, anderson, fixed_point_iteration, unrolled_deq
+
+
+def _unit_norm(layer, shape: tuple[int, ...], gen: torch.Generator) -> None:
+    """Rescale the layer's W to operator norm 1 (power iteration on z -> W z): slow, tanh-limited contraction."""
+    with torch.no_grad():
+        w = layer.weight()
+        u = torch.rand(shape, generator=gen)
+        for _ in range(50):
+            v = layer.linear_map(u, w)
+            norm = torch.linalg.vector_norm(v) / torch.linalg.vector_norm(u)
+            u = v / torch.linalg.vector_norm(v)
+        layer.g.mul_(1.0 / norm)
+
+
+def solver_rows() -> None:
+    """Plain iteration (= the official solver) against Anderson at the same tolerance."""
+    gen = torch.Generator().manual_seed(1)
+    lin = PcDEQLinear(80, "tanh", generator=gen)
+    _unit_norm(lin, (64, 80), gen)
+    conv = PcDEQConv(82, "tanh", generator=gen)
+    _unit_norm(conv, (8, 82, 28, 28), gen)
+    cases = [("linear-80, batch 64", lin, torch.randn(64, 80, generator=gen)),
+             ("single-conv-82, batch 8, 28x28", conv, torch.randn(8, 82, 28, 28, generator=gen))]
+    print("solver: plain iteration (official) vs Anderson, applications of the map and median wall time")
+    for name, layer, x in cases:
+        with torch.no_grad():
+            w, xt = layer.weight(), layer.inject(x)
+        for tol in (1e-4, 1e-6):
+            def plain(tol=tol, w=w, xt=xt, layer=layer):
+                with torch.no_grad():
+                    return fixed_point_iteration(lambda z: layer.step(z, xt, w), torch.zeros_like(xt), 500, tol)
+
+            def accel(tol=tol, w=w, xt=xt, layer=layer):
+                with torch.no_grad():
+                    return anderson(lambda z: layer.step(z, xt, w), torch.zeros_like(xt), 500, tol)
+
+            p, a = plain(), accel()
+            gap = float((p.z - a.z).abs().max())
+            tp, ta = median_time(plain, repeats=5), median_time(accel, repeats=5)
+            print(f"  {name}, tol {tol:g}: steps {p.stats.steps} vs {a.stats.steps}; {tp * 1e3:.2f} vs {ta * 1e3:.2f} ms,"
+                  f" ratio anderson/plain {ta / tp:.2f}; max |z_plain - z_anderson| {gap:.1e}")
+    x = cases[0][2]
+    for solver in ("iteration", "anderson"):
+        deq = DEQ(lin, solver=solver)
+
+        def step(deq=deq):
+            lin.zero_grad()
+            deq(x).square().sum().backward()
+
+        t = median_time(step)
+        print(f"  train step linear-80 (forward + implicit backward, tol 1e-4), {solver}: {t * 1e3:.2f} ms, "
+              f"steps {deq.forward_stats.steps} forward / {deq.backward_stats.steps} backward")
 
 
 def main() -> None:
@@ -52,6 +110,7 @@ def main() -> None:
           f"ratio unrolled/implicit {t_unr / t_imp:.2f}")
     print(f"forward solve: batched {t_bat * 1e3:.2f} ms, per-sample loop {t_loop * 1e3:.2f} ms, "
           f"ratio loop/batched {t_loop / t_bat:.1f}")
+    solver_rows()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from icml24.papers.pcdeq import (
     PcDEQConv,
     PcDEQLinear,
     UnconstrainedDEQLinear,
+    anderson,
     attach_projection,
     fixed_point_iteration,
     geometric_rate,
@@ -75,6 +76,41 @@ def test_conv_layer_fixed_point():
     x = torch.randn(2, 3, 5, 5, generator=gen, dtype=torch.float64)
     z = deq(x)
     assert deq.forward_stats.converged and torch.allclose(z, layer(z, layer.inject(x)), atol=1e-10)
+
+
+def test_anderson_finds_the_plain_iterations_fixed_point_in_fewer_steps():
+    slow = lambda z: 0.99 * z + 0.01  # noqa: E731  contraction rate 0.99, fixed point 1
+    a = anderson(slow, torch.zeros(3, 4, dtype=torch.float64), max_iter=5000, tol=1e-12)
+    p = fixed_point_iteration(slow, torch.zeros(3, 4, dtype=torch.float64), max_iter=5000, tol=1e-12)
+    assert a.stats.converged and p.stats.converged and a.stats.steps < 20 < 1000 < p.stats.steps
+    assert torch.allclose(a.z, torch.ones(3, 4, dtype=torch.float64), atol=1e-10)
+    assert len(a.stats.residuals) == a.stats.steps and a.stats.rel_residual == a.stats.residuals[-1]
+    gen = torch.Generator().manual_seed(0)
+    conv = PcDEQConv(3, "tanh", generator=gen).double()
+    with torch.no_grad():
+        conv.g.mul_(1e4)
+    x = torch.randn(2, 3, 5, 5, generator=gen, dtype=torch.float64)
+    xt, w = conv.inject(x), conv.weight()
+    f = lambda z: conv.step(z, xt, w)  # noqa: E731  (batch, C, H, W) states
+    with torch.no_grad():
+        za = anderson(f, torch.zeros_like(xt), 500, 1e-12)
+        zp = fixed_point_iteration(f, torch.zeros_like(xt), 500, 1e-12)
+    assert za.stats.converged and za.z.shape == xt.shape and torch.allclose(za.z, zp.z, atol=1e-9)
+    with pytest.raises(ValueError):
+        DEQ(conv, solver="newton")  # type: ignore[arg-type]
+
+
+def test_deq_with_anderson_gives_the_same_output_and_implicit_gradients():
+    layer = _layer(act="tanh", norm=3.0)
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(2), dtype=torch.float64, requires_grad=True)
+    c = torch.randn(3, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    grads = {}
+    for solver in ("iteration", "anderson"):
+        deq = DEQ(layer, max_iter=1000, tol=1e-13, solver=solver)
+        grads[solver] = torch.autograd.grad((deq(x) * c).sum(), (x, layer.v, layer.g))
+        assert deq.forward_stats.converged and deq.backward_stats.converged
+    for a, b in zip(grads["iteration"], grads["anderson"]):
+        assert torch.allclose(a, b, rtol=1e-8, atol=1e-10)
 
 
 @pytest.mark.parametrize("act", ("tanh", "sigmoid"))

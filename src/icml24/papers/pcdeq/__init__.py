@@ -7,7 +7,7 @@ the package itself imports no torch until a name is used.
 from icml24.core.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "components": ["SolverStats", "FixedPointResult", "fixed_point_iteration", "pcdeq_injection",
+    "components": ["SolverStats", "FixedPointResult", "fixed_point_iteration", "anderson", "solve", "SOLVERS", "pcdeq_injection",
                    "PcDEQLinear", "PcDEQConv", "UnconstrainedDEQLinear", "project_nonnegative_",
                    "attach_projection", "DEQ", "unrolled_deq", "LinearDEQNet", "MLPNet",
                    "RowSolve", "iterate_rows", "random_instance", "thompson_distance", "geometric_rate"],

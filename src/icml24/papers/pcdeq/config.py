@@ -42,6 +42,9 @@ class Config:
     milestone_frac: float = knob(0.75, "the one x0.1 learning-rate decay happens after this fraction of the epochs", ge=0, le=1)
     max_iter: int = knob(200, "forward and backward solver cap (200 in the paper's code)", ge=1)
     tol: float = knob(1e-4, "forward and backward relative-residual tolerance (1e-4 in the paper's code)", gt=0, lt=1)
+    solver: str = knob("iteration", "forward and backward solver of the trained DEQs: iteration (the paper's plain "
+                                    "fixed-point iteration) or anderson (Anderson acceleration, memory 5)",
+                       choices=("iteration", "anderson"))
     eval_batch: int = knob(500, "test-set batch size (the relative residual is per batch)", ge=1)
     threads: int = knob(1, "torch CPU threads inside the run", ge=0)
     device: str = knob("cpu", "torch device of the training part (the paper used a GPU)")

@@ -15,7 +15,7 @@ wheel, split stratified by seed; see data.py); full MNIST IDX files with ``data=
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import torch
@@ -29,6 +29,7 @@ from icml24.papers.pcdeq.components import (
     LinearDEQNet,
     MLPNet,
     PcDEQLinear,
+    Solver,
     UnconstrainedDEQLinear,
     attach_projection,
     geometric_rate,
@@ -195,7 +196,8 @@ def _build(kind: str, d_in: int, config: Config, seed: int):
             return MLPNet(d_in, config.width, 10).to(config.device)
         layer_type = PcDEQLinear if kind == "pcdeq" else UnconstrainedDEQLinear
         layer = layer_type(config.width, config.activation, generator=gen)
-        return LinearDEQNet(d_in, config.width, 10, layer, config.max_iter, config.tol).to(config.device)
+        return LinearDEQNet(d_in, config.width, 10, layer, config.max_iter, config.tol,
+                            cast(Solver, config.solver)).to(config.device)
 
 
 def _train_kind(kind: str, d_in: int, data: ImageData, config: Config, seed: int) -> tuple[int, TrainLog]:
