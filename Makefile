@@ -54,7 +54,8 @@ reproduce: $(STAMP)
 report: $(STAMP)
 	$(BIN)/icml24 report
 
-# Every benchmark in benchmarks/, one after another (one thread each; minutes). The peer libraries they
+# Every benchmark in benchmarks/, one after another (one thread each; minutes), then one table of ratios
+# (benchmarks/summary.py). The peer libraries they
 # compare with are installed here, never vendored: mambapy (needs only torch) for the Mamba scan.
 PEER_LLMC := runs/bench-llmcompressor
 
@@ -64,7 +65,7 @@ bench: $(STAMP)
 	test -x $(PEER_LLMC)/bin/python || ($(PYTHON) -m venv $(PEER_LLMC) && \
 	  $(PEER_LLMC)/bin/pip install -q torch==2.13.0 && \
 	  $(PEER_LLMC)/bin/pip install -q llmcompressor==0.14.0.1 'transformers<=5.17')
-	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	$(BIN)/python benchmarks/summary.py
 
 clean:
 	rm -rf $(VENV) runs report .pytest_cache

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from icml24.common import llm
-from icml24.core.bench import median_time
+from icml24.core.bench import median_time, ratio_row
 from icml24.core.context import RunContext
 from icml24.papers.compressed_trust import compress as C
 from icml24.papers.compressed_trust import layers, trust
@@ -85,5 +85,8 @@ if __name__ == "__main__":
         for (m, impl), t in times.items():
             ratio = times[(m, "ours")] / t
             print(f"{name:32s} {m:10s} {impl:14s} {t * 1e3:9.1f} {errs[(m, impl)]:11.2e} {ratio:12.2f}")
+            if impl != "ours":
+                ratio_row(f"{m} on {name}", impl, times[(m, "ours")], t,
+                          f"errors {errs[(m, 'ours')]:.2e} vs {errs[(m, impl)]:.2e}")
     if not PEER.is_file():
         print(f"llmcompressor rows skipped: no peer environment at {PEER} (make bench builds it)")

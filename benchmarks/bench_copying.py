@@ -18,6 +18,7 @@ import time
 import numpy as np
 import torch
 
+from icml24.core.bench import ratio_row
 from icml24.papers.copying.experiment import QUICK, build_model
 from icml24.papers.copying.model import MambaMixer, RMSNorm, selective_scan, selective_scan_naive
 from icml24.papers.copying.tasks import masked_lm_loss, packed_batch
@@ -142,6 +143,7 @@ def main() -> None:
     print(f"{'workload':32s} {'baseline':24s} {'baseline ms':>12s} {'ours ms':>9s} {'ours/baseline':>14s}")
     for name, base, mine, who in rows:
         print(f"{name:32s} {who:24s} {base * 1e3:12.1f} {mine * 1e3:9.1f} {mine / base:14.2f}")
+        ratio_row(f"{name}, B={B} L={L}", who, mine, base, "yes (atol 1e-4)")
     print("training throughput at QUICK sizes (tokens/s, batch x context per step):")
     for kind in ("hard_alibi", "rope", "mamba", "lstm"):
         print(f"  {kind:11s} {train_tokens_per_s(kind):10.0f}")

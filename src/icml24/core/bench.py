@@ -22,3 +22,19 @@ def median_time(fn: Callable[[], object], repeats: int = 7, number: int = 1, war
             fn()
         times.append((time.perf_counter() - start) / number)
     return statistics.median(times)
+
+
+RATIO_MARK = "RATIO\t"  # prefix of the machine-readable rows that benchmarks/summary.py collects
+
+
+def ratio_row(workload: str, baseline: str, ours_s: float, baseline_s: float, agree: str) -> str:
+    """Print (and return) one row of the combined ratio table of ``make bench``: the workload, what it is
+    compared with, both median times, ours / baseline (< 1: ours is faster) and whether the outputs agree.
+
+    >>> ratio_row("scan", "peer", 0.5, 1.0, "yes (atol 1e-4)").split("\\t")[1:]
+    ['scan', 'peer', '500.000', '1000.000', '0.500', 'yes (atol 1e-4)']
+    """
+    row = "\t".join([workload, baseline, f"{ours_s * 1e3:.3f}", f"{baseline_s * 1e3:.3f}",
+                     f"{ours_s / baseline_s:.3f}", agree])
+    print(RATIO_MARK + row)
+    return RATIO_MARK + row

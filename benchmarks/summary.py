@@ -1,0 +1,45 @@
+"""Run every benchmark in benchmarks/ (one after another, one thread each) and print one table of ratios.
+
+Each benchmark prints its own report and, for every comparison, a machine-readable row
+(``icml24.core.bench.ratio_row``); this script passes the reports through and then prints those rows
+as one markdown table: ours / baseline below 1 means this package is faster. `make bench` runs it.
+Usage: python benchmarks/summary.py [bench_name ...]   (default: all)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from icml24.core.bench import RATIO_MARK
+
+HERE = Path(__file__).parent
+
+
+def main(names: list[str]) -> int:
+    scripts = [HERE / f"{n}.py" for n in names] if names else sorted(HERE.glob("bench_*.py"))
+    rows: list[tuple[str, list[str]]] = []
+    failed = []
+    for script in scripts:
+        print(f"== {script.name}", flush=True)
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith(RATIO_MARK):
+                rows.append((script.stem, line[len(RATIO_MARK):].split("\t")))
+            else:
+                print(line)
+        if proc.returncode:
+            failed.append(script.name)
+            print(proc.stderr[-2000:], file=sys.stderr)
+    print("\n| benchmark | workload | baseline | ours ms | baseline ms | ours / baseline | outputs agree |")
+    print("|---|---|---|---|---|---|---|")
+    for bench, (workload, baseline, ours, base, ratio, agree) in rows:
+        print(f"| {bench} | {workload} | {baseline} | {float(ours):.2f} | {float(base):.2f} | {float(ratio):.2f} | {agree} |")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
