@@ -163,19 +163,23 @@ def test_the_purifier_is_the_identity_at_zero_and_pulls_points_back_to_a_line():
 def test_noise_models_have_their_stated_sizes():
     obs = np.tile([[1.0, 0.0, 0.0]], (20_000, 1))             # upright at rest: the expert's torque is 0
     rng = np.random.default_rng(0)
-    g = demos.noisy_expert("gaussian", 0.25, rng)(obs)
+    task = demos.make_task("Pendulum-v1", 1, 0, RunContext.local())
+    g = demos.noisy_expert(task, "gaussian", 0.25, rng)(obs)
     assert g.std() == pytest.approx(0.5, rel=0.03) and abs(g.mean()) < 0.02
-    u = demos.noisy_expert("uniform", 0.25, rng)(obs)
+    u = demos.noisy_expert(task, "uniform", 0.25, rng)(obs)
     assert u.std() == pytest.approx(0.5, rel=0.03) and np.abs(u).max() <= 0.5 * math.sqrt(3) + 1e-9
-    sp = demos.noisy_expert("salt_pepper", 0.3, rng)(obs)
+    sp = demos.noisy_expert(task, "salt_pepper", 0.3, rng)(obs)
     assert np.mean(sp != 0) == pytest.approx(0.3, abs=0.015) and set(np.unique(sp)) == {-2.0, 0.0, 2.0}
     with pytest.raises(ValueError):
-        demos.noisy_expert("pink", 0.1, rng)
+        demos.noisy_expert(task, "pink", 0.1, rng)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        demos.make_task("CartPole-v1", 1, 0, RunContext.local())
 
 
 def test_demonstrations_come_back_from_minari_as_pairs_with_the_expert_action(tmp_path):
     ctx = RunContext(cache_dir=tmp_path, code_hash="test")
-    d = demos_stage(SMOKE, 3, ctx)
+    task = demos.make_task("Pendulum-v1", 1, 0, ctx)
+    d = demos_stage(SMOKE, task, 3, ctx)
     assert len(d.optimal.states) == SMOKE.n_optimal
     assert set(d.noisy) == {s.tag for s in data_sets(SMOKE)}
     for p in (d.optimal, *d.noisy.values()):
@@ -184,6 +188,25 @@ def test_demonstrations_come_back_from_minari_as_pairs_with_the_expert_action(tm
     np.testing.assert_allclose(d.optimal.actions, d.optimal.expert, atol=1e-6)
     assert np.mean(np.abs(d.noisy["g60"].actions - d.noisy["g60"].expert)) > 0.1
     # the data sets are cached: a second call reads the same episodes
-    again = demos_stage(SMOKE, 3, ctx)
+    again = demos_stage(SMOKE, task, 3, ctx)
     np.testing.assert_array_equal(again.noisy["sp"].actions, d.noisy["sp"].actions)
     assert len(list(tmp_path.glob("demonstrations-*"))) == 1
+
+
+def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
+    """The FULL path at toy size: Reacher-v5 (50-step episodes, 2-D actions in [-1, 1]) with a 300-step SAC
+    expert from the artefact cache, demonstrations as Minari datasets, purification and every learner."""
+    import dataclasses
+
+    from icml24.papers.purified_il.experiment import run
+
+    ctx = RunContext(cache_dir=tmp_path, code_hash="test")
+    task = demos.make_task("Reacher-v5", 300, 0, ctx)
+    assert task.u_max == 1.0 and len(list(tmp_path.glob("sb3_expert-*"))) == 1
+    obs = np.zeros((4, 10))
+    np.testing.assert_array_equal(task.expert(obs), demos.make_task("Reacher-v5", 300, 0, ctx).expert(obs))
+    assert len(list(tmp_path.glob("sb3_expert-*"))) == 1                   # read back, not trained again
+    cfg = dataclasses.replace(SMOKE, env="Reacher-v5", expert_steps=300)
+    res = run(cfg, 0, ctx)
+    assert np.isfinite(res.metrics["score_dpbc_strong"]) and res.metrics["score_expert"] == 1.0
+    assert res.metrics["act_err_before_strong"] > 0

@@ -7,8 +7,8 @@
   policy, pi_{m-1}(a | s) = N(a; mu_{m-1}(s), sigma_{m-1}^2) with sigma_{m-1} the weighted residual std of
   that round, normalised to mean 1, and trains a fresh policy on the weighted loss. Noisy pairs far from
   what the previous policy does count less. (The paper's ensemble of K policies per round is K = 1 here.)
-* Evaluation: undiscounted return of whole 200-step episodes on Pendulum-v1 from fixed reset seeds (the
-  same start states for every policy, so differences between policies are paired).
+* Evaluation: undiscounted return of whole episodes of the task (200 steps on Pendulum-v1) from fixed
+  reset seeds (the same start states for every policy, so differences between policies are paired).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml24.common.offline import U_MAX, Policy, collect
+from icml24.common.offline import PENDULUM, U_MAX, Policy, collect
 
 __all__ = ["BCConfig", "MLPPolicy", "fit_bc", "BCNDResult", "bcnd", "act", "returns"]
 
@@ -106,11 +106,11 @@ def bcnd(states: np.ndarray, actions: np.ndarray, cfg: BCConfig, rounds: int, ge
     return BCNDResult(policy, used)
 
 
-def act(policy: MLPPolicy) -> Policy:
-    """The policy as a numpy observation -> torque map, clipped to the torque bound."""
-    return lambda obs: np.clip(_predict(policy, obs), -U_MAX, U_MAX)
+def act(policy: MLPPolicy, u_max: float = U_MAX) -> Policy:
+    """The policy as a numpy observation -> action map, clipped to the action bound +-u_max."""
+    return lambda obs: np.clip(_predict(policy, obs), -u_max, u_max)
 
 
-def returns(policy: Policy, n_episodes: int, seed: int) -> np.ndarray:
-    """Undiscounted returns (n_episodes,) of whole Pendulum-v1 episodes from reset seeds seed, seed + 1, ..."""
-    return np.array([float(e.rewards.sum()) for e in collect(policy, n_episodes, seed)])
+def returns(policy: Policy, n_episodes: int, seed: int, env_id: str = PENDULUM) -> np.ndarray:
+    """Undiscounted returns (n_episodes,) of whole episodes of ``env_id`` from reset seeds seed, seed + 1, ..."""
+    return np.array([float(e.rewards.sum()) for e in collect(policy, n_episodes, seed, env_id)])

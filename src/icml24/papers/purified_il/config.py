@@ -7,16 +7,26 @@ from dataclasses import dataclass
 from icml24.core.config import knob
 from icml24.core.errors import UserError
 
+#: Episode length (time limit) of each task.
+EPISODE_STEPS = {"Pendulum-v1": 200, "HalfCheetah-v5": 1000, "Reacher-v5": 50, "Swimmer-v5": 1000}
+
 
 @dataclass(frozen=True)
 class Config:
     """DP-BC (BC on diffusion-purified demonstrations) against BC and BCND on Pendulum-v1 demonstrations of
     an analytic expert corrupted by action noise, and the purification error along the inverse point i_r."""
 
-    # demonstrations
+    # task and demonstrations
+    env: str = knob("Pendulum-v1", "gymnasium task: Pendulum-v1 (analytic swing-up expert) or a MuJoCo task whose "
+                                   "episodes end only at the time limit (its expert: SB3 SAC)",
+                    choices=("Pendulum-v1", "HalfCheetah-v5", "Reacher-v5", "Swimmer-v5"))
+    expert_steps: int = knob(1_000_000, "SAC environment steps of a MuJoCo expert (cached per task, steps and seed; "
+                                        "unused on Pendulum-v1)", ge=1)
+    expert_seed: int = knob(0, "seed of the MuJoCo expert's training (one expert for every run seed)", ge=0)
     n_optimal: int = knob(50, "optimal pairs D_o (drawn from clean expert episodes; official: 50)", ge=2)
     n_noisy: int = knob(500, "imperfect pairs D_s per data set (drawn from noisy episodes; official: 500)", ge=2)
-    episodes: int = knob(10, "episodes (200 steps each) the pairs of each set are drawn from", ge=1)
+    episodes: int = knob(10, "episodes the pairs of each set are drawn from (200 steps each on Pendulum-v1, 1000 on "
+                             "HalfCheetah and Swimmer, 50 on Reacher)", ge=1)
     noise_levels: tuple[float, ...] = knob((0.25, 0.4, 0.6), "std of the Gaussian action noise, in units of the "
                                            "torque bound 2, weakest first (the paper's L3, L2, L1)", gt=0, nonempty=True)
     sp_prob: float = knob(0.3, "probability that salt-and-pepper noise replaces an action by -2 or +2", gt=0, le=1)
@@ -51,8 +61,11 @@ SMOKE = Config(n_optimal=8, n_noisy=16, episodes=1, noise_levels=(0.25, 0.6), T=
                ddpm_time_dim=8, ddpm_steps=5, inverse_point=5, i_grid=(0, 2, 5, 10), curve_points=8, bc_hidden=8,
                bc_layers=1, bc_steps=5, bcnd_rounds=2, eval_episodes=2)
 QUICK = Config()
-FULL = Config(n_optimal=500, n_noisy=5000, episodes=50, ddpm_hidden=1024, ddpm_layers=4, ddpm_steps=50_000,
-              ddpm_lr=1e-4, ddpm_batch=512, bc_steps=10_000, curve_points=2000, eval_episodes=100, device="cuda")
+# the paper's setting on MuJoCo: HalfCheetah with a 1M-step SAC expert, 50 optimal and 500 imperfect pairs per
+# set, the official network and optimiser (20,000 steps: the official epochs, D_o being one batch) and BC
+FULL = Config(env="HalfCheetah-v5", expert_steps=1_000_000, n_optimal=50, n_noisy=500, episodes=2, ddpm_hidden=1024,
+              ddpm_layers=4, ddpm_steps=20_000, ddpm_lr=1e-4, ddpm_batch=512, bc_steps=10_000, curve_points=500,
+              eval_episodes=10, device="cuda")
 SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
 
 
@@ -67,6 +80,7 @@ def validate(config: Config) -> None:
         raise UserError(f"noise_levels={config.noise_levels}: must be increasing (weakest first)")
     if config.ddpm_time_dim % 2:
         raise UserError(f"ddpm_time_dim={config.ddpm_time_dim}: must be even (sine and cosine pairs)")
-    if max(config.n_optimal, config.n_noisy) > 200 * config.episodes:
-        raise UserError(f"n_optimal and n_noisy must not exceed the {200 * config.episodes} pairs of "
-                        f"episodes={config.episodes} (200 steps each)")
+    length = EPISODE_STEPS[config.env]
+    if max(config.n_optimal, config.n_noisy) > length * config.episodes:
+        raise UserError(f"n_optimal and n_noisy must not exceed the {length * config.episodes} pairs of "
+                        f"episodes={config.episodes} ({length} steps each on {config.env})")

@@ -1,13 +1,16 @@
-"""Demonstrations on gymnasium's Pendulum-v1: the analytic expert, its noisy executions, and the sets.
+"""Demonstrations: the task and its expert, the expert's noisy executions, and the sets.
 
-The expert is :func:`icml24.common.offline.swing_up` (energy pumping and a PD balance; mean return about
--150 per 200-step episode). Imperfect demonstrations follow the paper's D2 construction (its code's
-"normal" files: the expert executed with action noise, the *executed* action recorded), with the noise
-in units of the torque bound (2 for Pendulum-v1, 1 for the paper's MuJoCo tasks):
+A :class:`Task` is a gymnasium environment whose episodes end only at the time limit, its expert and its
+action bound. On Pendulum-v1 (QUICK) the expert is :func:`icml24.common.offline.swing_up` (energy pumping
+and a PD balance; mean return about -150 per 200-step episode); on a MuJoCo task (FULL) it is an SB3 SAC
+agent trained once per task, steps and seed (:mod:`icml24.common.experts`). Imperfect demonstrations
+follow the paper's D2 construction (its code's "normal" files: the expert executed with action noise,
+the *executed* action recorded), with the noise in units of the action bound u_max (2 for Pendulum-v1,
+1 for the MuJoCo tasks), per action dimension:
 
 * ``gaussian``: a = clip(pi*(s) + sigma u_max xi), xi ~ N(0, 1) (the paper's main setting);
 * ``uniform``: a = clip(pi*(s) + sigma u_max sqrt(3) u), u ~ U[-1, 1] (the same std as the Gaussian);
-* ``salt_pepper``: with probability sigma the action is replaced by -u_max or +u_max (equally likely).
+* ``salt_pepper``: with probability sigma an action is replaced by -u_max or +u_max (equally likely).
 
 The optimal set D_o is ``n_optimal`` pairs drawn without replacement from clean expert episodes; each
 imperfect set D_s is ``n_noisy`` pairs drawn from noisy episodes. Each pair keeps pi*(s), the expert's
@@ -20,51 +23,80 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from icml24.common.offline import U_MAX, Episode, Policy, collect, swing_up
+from icml24.common.offline import PENDULUM, U_MAX, Episode, Policy, collect, swing_up
+from icml24.core.context import RunContext
 
-__all__ = ["NOISES", "Noise", "Pairs", "noisy_expert", "pairs", "expert_episodes"]
+__all__ = ["NOISES", "Noise", "Task", "MUJOCO_TASKS", "make_task", "Pairs", "noisy_expert", "pairs",
+           "expert_episodes"]
 
 Noise = Literal["gaussian", "uniform", "salt_pepper"]
 NOISES: tuple[str, ...] = ("gaussian", "uniform", "salt_pepper")
+#: MuJoCo tasks whose episodes end only at the time limit (what :func:`icml24.common.offline.collect` needs).
+MUJOCO_TASKS: tuple[str, ...] = ("HalfCheetah-v5", "Reacher-v5", "Swimmer-v5")
+
+
+class Task(NamedTuple):
+    """An environment, its expert pi* and its (symmetric) action bound u_max."""
+
+    env_id: str
+    expert: Policy
+    u_max: float
+
+
+def make_task(env_id: str, expert_steps: int, seed: int, ctx: RunContext, device: str = "cpu") -> Task:
+    """Pendulum-v1 with the analytic expert, or a MuJoCo task with its SB3 SAC expert (trained on a cache miss)."""
+    if env_id == PENDULUM:
+        return Task(PENDULUM, swing_up, U_MAX)
+    if env_id not in MUJOCO_TASKS:
+        raise ValueError(f"unknown task {env_id!r}; use {PENDULUM} or one of {MUJOCO_TASKS}")
+    import gymnasium as gym
+
+    from icml24.common.experts import ExpertSpec, expert
+
+    env = gym.make(env_id)
+    high = np.asarray(env.action_space.high, dtype=np.float64)        # type: ignore[attr-defined]
+    env.close()
+    return Task(env_id, expert(ctx, ExpertSpec(env_id, "sac", expert_steps, seed), device), float(high.max()))
 
 
 class Pairs(NamedTuple):
     """State-action pairs with the expert's action at each state."""
 
-    states: np.ndarray     # (n, 3)
-    actions: np.ndarray    # (n, 1) the recorded (possibly noisy) action
-    expert: np.ndarray     # (n, 1) pi*(s)
+    states: np.ndarray     # (n, obs_dim)
+    actions: np.ndarray    # (n, act_dim) the recorded (possibly noisy) action
+    expert: np.ndarray     # (n, act_dim) pi*(s)
 
 
-def noisy_expert(kind: Noise, sigma: float, rng: np.random.Generator) -> Policy:
-    """The expert with action noise of ``kind`` and size ``sigma`` (module docstring), clipped to +-u_max."""
+def noisy_expert(task: Task, kind: Noise, sigma: float, rng: np.random.Generator) -> Policy:
+    """The task's expert with action noise of ``kind`` and size ``sigma`` (module docstring), clipped to +-u_max."""
     if kind not in NOISES:
         raise ValueError(f"unknown noise {kind!r}; use one of {NOISES}")
+    u = task.u_max
 
     def act(obs: np.ndarray) -> np.ndarray:
-        a = swing_up(obs)                                                   # (n, 1)
+        a = task.expert(obs)                                                # (n, act_dim)
         if kind == "gaussian":
-            a = a + sigma * U_MAX * rng.standard_normal(a.shape)
+            a = a + sigma * u * rng.standard_normal(a.shape)
         elif kind == "uniform":
-            a = a + sigma * U_MAX * np.sqrt(3.0) * rng.uniform(-1.0, 1.0, a.shape)
+            a = a + sigma * u * np.sqrt(3.0) * rng.uniform(-1.0, 1.0, a.shape)
         else:
             hit = rng.random(a.shape) < sigma
-            a = np.where(hit, U_MAX * rng.choice([-1.0, 1.0], a.shape), a)
-        return np.clip(a, -U_MAX, U_MAX)
+            a = np.where(hit, u * rng.choice([-1.0, 1.0], a.shape), a)
+        return np.clip(a, -u, u)
 
     return act
 
 
-def pairs(episodes: list[Episode], n: int, rng: np.random.Generator) -> Pairs:
+def pairs(task: Task, episodes: list[Episode], n: int, rng: np.random.Generator) -> Pairs:
     """``n`` pairs drawn without replacement from the transitions of ``episodes``."""
-    states = np.concatenate([e.observations[:-1] for e in episodes]).astype(np.float64)   # (N, 3)
-    actions = np.concatenate([e.actions for e in episodes]).astype(np.float64)            # (N, 1)
+    states = np.concatenate([e.observations[:-1] for e in episodes]).astype(np.float64)   # (N, obs_dim)
+    actions = np.concatenate([e.actions for e in episodes]).astype(np.float64)            # (N, act_dim)
     if n > len(states):
         raise ValueError(f"asked for {n} pairs from {len(states)} transitions")
     idx = rng.choice(len(states), n, replace=False)
-    return Pairs(states[idx], actions[idx], swing_up(states[idx]))
+    return Pairs(states[idx], actions[idx], task.expert(states[idx]))
 
 
-def expert_episodes(n_episodes: int, seed: int) -> list[Episode]:
+def expert_episodes(task: Task, n_episodes: int, seed: int) -> list[Episode]:
     """Clean expert episodes from reset seeds ``seed, seed + 1, ...``."""
-    return collect(swing_up, n_episodes, seed)
+    return collect(task.expert, n_episodes, seed, task.env_id)

@@ -1,6 +1,7 @@
 """Experiment of purified_il: ``run(config, seed)`` and the figures.
 
-Per seed, on gymnasium's Pendulum-v1 with the analytic expert (demos.py):
+Per seed, on the task of ``env`` (demos.py: Pendulum-v1 with the analytic expert at QUICK, a MuJoCo task
+with an SB3 SAC expert trained once per task at FULL):
 
 1. Demonstrations (stage ``demos``): ``episodes`` clean expert episodes and, for every data set, as many
    episodes of the expert executed with action noise: Gaussian at each of ``noise_levels`` (the paper's
@@ -68,28 +69,37 @@ class Demos(NamedTuple):
     demo_returns: dict[str, float]
 
 
-def demos_stage(config: Config, seed: int, ctx: RunContext) -> Demos:
+def demos_stage(config: Config, task: demos.Task, seed: int, ctx: RunContext) -> Demos:
     """Stage 1 (module docstring): episodes as Minari datasets, then the pairs."""
     sets = data_sets(config)
-    ids = {"expert": "pendulum/expert-v0", **{d.tag: f"pendulum/{d.tag}-v0" for d in sets}}
-    inputs = {"env": offline.PENDULUM, "episodes": config.episodes, "noise_levels": config.noise_levels,
+    name = task.env_id.split("-")[0].lower()
+    ids = {"expert": f"{name}/expert-v0", **{d.tag: f"{name}/{d.tag}-v0" for d in sets}}
+    inputs = {"env": task.env_id, "episodes": config.episodes, "noise_levels": config.noise_levels,
               "sp_prob": config.sp_prob, "seed": seed}
+    if task.env_id != offline.PENDULUM:
+        inputs["expert_steps"] = config.expert_steps
+    who = "the analytic swing-up expert" if task.env_id == offline.PENDULUM else "an SB3 SAC expert"
 
     def build(folder: Path) -> None:
         rng = np.random.default_rng([seed, 1])
         code = "icml24.papers.purified_il.experiment.demos_stage"
-        offline.save_minari(demos.expert_episodes(config.episodes, seed * 1000), folder, ids["expert"],
-                            "Pendulum-v1: the analytic swing-up expert", "analytic swing-up", code)
+
+        def save(eps: list[offline.Episode], ds_id: str, what: str, algorithm: str) -> None:
+            returns = [float(e.rewards.sum()) for e in eps]
+            refs = (-1500.0, 0.0) if task.env_id == offline.PENDULUM else (min(returns), max(returns))
+            offline.save_minari(eps, folder, ds_id, f"{task.env_id}: {what}", algorithm, code, task.env_id, refs)
+
+        save(demos.expert_episodes(task, config.episodes, seed * 1000), ids["expert"], who, who)
         for k, d in enumerate(sets, 1):
-            eps = offline.collect(demos.noisy_expert(d.kind, d.size, rng), config.episodes, seed * 1000 + 100 * k)
-            offline.save_minari(eps, folder, ids[d.tag], f"Pendulum-v1: the expert with {d.kind} action noise "
-                                f"of size {d.size:g}", f"analytic swing-up + {d.kind} noise", code)
+            eps = offline.collect(demos.noisy_expert(task, d.kind, d.size, rng), config.episodes,
+                                  seed * 1000 + 100 * k, task.env_id)
+            save(eps, ids[d.tag], f"{who} with {d.kind} action noise of size {d.size:g}", f"{who} + {d.kind} noise")
 
     folder = ctx.artefact("demonstrations", inputs, build)
     rng = np.random.default_rng([seed, 2])
     episodes = {key: offline.load_minari(folder, ds_id) for key, ds_id in ids.items()}
-    optimal = demos.pairs(episodes["expert"], config.n_optimal, rng)
-    noisy = {d.tag: demos.pairs(episodes[d.tag], config.n_noisy, rng) for d in sets}
+    optimal = demos.pairs(task, episodes["expert"], config.n_optimal, rng)
+    noisy = {d.tag: demos.pairs(task, episodes[d.tag], config.n_noisy, rng) for d in sets}
     returns = {key: float(np.mean([e.rewards.sum() for e in eps])) for key, eps in episodes.items()}
     return Demos(optimal, noisy, returns)
 
@@ -103,10 +113,10 @@ class Purified(NamedTuple):
 
 
 def _xs(p: demos.Pairs) -> np.ndarray:
-    return np.concatenate([p.states, p.actions], 1)                       # (n, 4) x = [s; a]
+    return np.concatenate([p.states, p.actions], 1)                       # (n, obs_dim + act_dim) x = [s; a]
 
 
-def purify_stage(config: Config, d: Demos, seed: int) -> Purified:
+def purify_stage(config: Config, task: demos.Task, d: Demos, seed: int) -> Purified:
     """Stage 2 (module docstring)."""
     gen = torch.Generator().manual_seed(seed * 7919 + 1)
     cfg = DDPMConfig(config.T, config.ddpm_hidden, config.ddpm_layers, config.ddpm_time_dim, config.ddpm_steps,
@@ -116,19 +126,19 @@ def purify_stage(config: Config, d: Demos, seed: int) -> Purified:
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"i_grid": [float(i) for i in config.i_grid]}
     gaussian = [s.tag for s in data_sets(config) if s.kind == "gaussian"]
+    obs_dim = d.optimal.states.shape[1]
     for tag, p in d.noisy.items():
-        xh = purifier.purify(_xs(p), config.inverse_point, gen)            # (n, 4)
-        s_hat, a_hat = xh[:, :3], xh[:, 3:]
-        sets[tag] = demos.Pairs(s_hat, a_hat, offline.swing_up(s_hat))
+        xh = purifier.purify(_xs(p), config.inverse_point, gen)            # (n, obs_dim + act_dim)
+        s_hat, a_hat = xh[:, :obs_dim], xh[:, obs_dim:]
+        sets[tag] = demos.Pairs(s_hat, a_hat, task.expert(s_hat))
         metrics[f"act_err_before_{tag}"] = float(np.mean(np.abs(p.actions - p.expert)))
         metrics[f"act_err_after_{tag}"] = float(np.mean(np.abs(a_hat - p.expert)))             # pi* at the demo's s
         metrics[f"act_consistency_after_{tag}"] = float(np.mean(np.abs(a_hat - sets[tag].expert)))  # pi*(s_hat)
-        metrics[f"state_move_{tag}"] = float(np.mean(np.linalg.norm(purifier.scale(xh)[:, :3]
-                                                                    - purifier.scale(_xs(p))[:, :3], axis=1)))
+        metrics[f"state_move_{tag}"] = float(np.mean(np.linalg.norm(purifier.scale(xh)[:, :obs_dim]
+                                                                    - purifier.scale(_xs(p))[:, :obs_dim], axis=1)))
         if tag not in gaussian:
             continue
-        sub = p._replace(states=p.states[:config.curve_points], actions=p.actions[:config.curve_points],
-                         expert=p.expert[:config.curve_points])
+        sub = demos.Pairs(*(a[:config.curve_points] for a in p))
         x_o = purifier.scale(np.concatenate([sub.states, sub.expert], 1))   # the clean pairs, z-scored
         err = [float(np.mean(np.linalg.norm(purifier.scale(purifier.purify(_xs(sub), int(i), gen)) - x_o, axis=1)))
                for i in config.i_grid]
@@ -145,11 +155,11 @@ def _bc_config(config: Config) -> bc.BCConfig:
     return bc.BCConfig(config.bc_hidden, config.bc_layers, config.bc_steps, config.bc_batch, config.bc_lr)
 
 
-def _mean_return(policy: bc.MLPPolicy, config: Config) -> float:
-    return float(np.mean(bc.returns(bc.act(policy), config.eval_episodes, EVAL_SEED)))
+def _mean_return(policy: offline.Policy, config: Config, task: demos.Task) -> float:
+    return float(np.mean(bc.returns(policy, config.eval_episodes, EVAL_SEED, task.env_id)))
 
 
-def imitate_stage(config: Config, d: Demos, pur: Purified, tag: str, seed: int,
+def imitate_stage(config: Config, task: demos.Task, d: Demos, pur: Purified, tag: str, seed: int,
                   with_bcnd: bool) -> dict[str, float]:
     """Stage 3 for one data set: mean returns of BC, DP-BC and (``with_bcnd``) BCND, whose first round is
     the BC policy (module docstring)."""
@@ -162,19 +172,19 @@ def imitate_stage(config: Config, d: Demos, pur: Purified, tag: str, seed: int,
                 "dpbc": bc.fit_bc(pur.sets[tag].states, pur.sets[tag].actions, cfg, gen, device=config.device)}
     if with_bcnd:
         policies["bcnd"] = bc.bcnd(s_all, a_all, cfg, config.bcnd_rounds, gen, policies["bc"], config.device).policy
-    return {f"return_{m}_{tag}": _mean_return(p, config) for m, p in policies.items()}
+    return {f"return_{m}_{tag}": _mean_return(bc.act(p, task.u_max), config, task) for m, p in policies.items()}
 
 
-def optimal_stage(config: Config, d: Demos, seed: int) -> dict[str, float]:
-    """References on the evaluation starts: the expert, uniform torques, and BC on D_o alone."""
+def optimal_stage(config: Config, task: demos.Task, d: Demos, seed: int) -> dict[str, float]:
+    """References on the evaluation starts: the expert, uniform actions, and BC on D_o alone."""
     gen = torch.Generator().manual_seed(seed * 7919 + 3)
     rng = np.random.default_rng([seed, 3])
     policy = bc.fit_bc(d.optimal.states, d.optimal.actions, _bc_config(config), gen, device=config.device)
-    return {"return_expert": float(np.mean(bc.returns(offline.swing_up, config.eval_episodes, EVAL_SEED))),
-            "return_uniform": float(np.mean(bc.returns(lambda o: rng.uniform(-offline.U_MAX, offline.U_MAX,
-                                                                              (len(o), 1)),
-                                                       config.eval_episodes, EVAL_SEED))),
-            "return_bc_optimal": _mean_return(policy, config)}
+    act_dim = d.optimal.actions.shape[1]
+    return {"return_expert": _mean_return(task.expert, config, task),
+            "return_uniform": _mean_return(lambda o: rng.uniform(-task.u_max, task.u_max, (len(o), act_dim)),
+                                           config, task),
+            "return_bc_optimal": _mean_return(bc.act(policy, task.u_max), config, task)}
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
@@ -183,12 +193,13 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     metrics: dict[str, float] = {}
     with ctx.threads(config.threads):
         torch.manual_seed(seed)
-        d = ctx.stage("demos", demos_stage, config, seed, ctx)
-        pur = ctx.stage("purify", purify_stage, config, d, seed)
+        task = demos.make_task(config.env, config.expert_steps, config.expert_seed, ctx, config.device)
+        d = ctx.stage("demos", demos_stage, config, task, seed, ctx)
+        pur = ctx.stage("purify", purify_stage, config, task, d, seed)
         metrics.update(pur.metrics)
-        metrics.update(ctx.stage("optimal", optimal_stage, config, d, seed))
+        metrics.update(ctx.stage("optimal", optimal_stage, config, task, d, seed))
         for s in data_sets(config):
-            metrics.update(ctx.stage(f"imitate_{s.tag}", imitate_stage, config, d, pur, s.tag, seed,
+            metrics.update(ctx.stage(f"imitate_{s.tag}", imitate_stage, config, task, d, pur, s.tag, seed,
                                      s.kind == "gaussian"))
         metrics.update({f"return_demo_{k}": v for k, v in d.demo_returns.items()})
     lo, hi = metrics["return_uniform"], metrics["return_expert"]
