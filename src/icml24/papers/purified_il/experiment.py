@@ -228,9 +228,10 @@ def figures(result: RunResult) -> dict:
     labels = {"bc": "BC (D_s + D_o)", "bcnd": "BCND (D_s + D_o)", "dpbc": "DP-BC (purified D_s)"}
     for m in METHODS:
         band(ax, levels, result.curve(f"score_vs_noise_{m}"), label=labels[m])
-    ax.set_xlabel("Gaussian action noise std (units of the torque bound)")
+    ax.set_xlabel("Gaussian action noise std (units of the action bound)")
     ax.set_ylabel("normalised return")
-    ax.set_title("Pendulum-v1: return against demonstration noise (mean and band over seeds)", fontsize=9)
+    ax.set_title(f"{result.config.get('env', 'Pendulum-v1')}: return against demonstration noise (mean and band over "
+                 "seeds)", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     grid = result.curve("i_grid")[0]
