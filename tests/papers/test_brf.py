@@ -18,6 +18,7 @@ from icml24.papers.brf.model import (
     RSNN,
     ALIFState,
     BRFState,
+    alif_layer,
     alif_step,
     brf_step,
     divergence_boundary,
@@ -152,6 +153,17 @@ def test_fused_bptt_gradcheck_smooth(refractory):
     om = (10 + 40 * torch.rand(H, generator=g, dtype=torch.float64)).requires_grad_()
     f = lambda d, w, b, o: resonator_layer(d, w, b, o, refractory=refractory, smooth=True)
     assert torch.autograd.gradcheck(f, (drive, w, b, om))
+
+
+def test_fused_alif_bptt_gradcheck_smooth():
+    """The ALIF layer's hand-written adjoint recursion is exact (sigmoid spikes: differentiable)."""
+    g = torch.Generator().manual_seed(0)
+    T, B, H = 7, 2, 3
+    drive = torch.randn(T, B, H, generator=g, dtype=torch.float64).requires_grad_()
+    w = (0.5 * torch.randn(H, H, generator=g, dtype=torch.float64)).requires_grad_()
+    alpha = (0.5 + 0.4 * torch.rand(H, generator=g, dtype=torch.float64)).requires_grad_()
+    rho = (0.5 + 0.4 * torch.rand(H, generator=g, dtype=torch.float64)).requires_grad_()
+    assert torch.autograd.gradcheck(lambda d, w, a, r: alif_layer(d, w, a, r, smooth=True), (drive, w, alpha, rho))
 
 
 @pytest.mark.parametrize("neuron", ["brf", "rf", "alif"])

@@ -8,8 +8,9 @@ official code. Time step ``DT`` = 0.01 and threshold ``THETA`` = 1 as in the pap
 The network is the paper's single-layer RSNN: the hidden cell receives ``concat(x_t, z_{t-1})`` through one
 bias-free Linear layer (Xavier-uniform init), and a leaky-integrator (LI) readout integrates the hidden
 spikes. :class:`RSNN` runs it fast (input projection hoisted out of the time loop, constants computed
-once); :func:`reference_forward` is the plain per-step formulation (concat + Linear + cell every step,
-the official code's structure) and must agree with it (tested).
+once, the BRF/RF and ALIF layers as whole-sequence functions with hand-written BPTT backwards:
+:func:`resonator_layer`, :func:`alif_layer`); :func:`reference_forward` is the plain per-step
+formulation (concat + Linear + cell every step, the official code's structure) and must agree with it (tested).
 """
 
 from __future__ import annotations
@@ -162,6 +163,84 @@ def alif_step(current: torch.Tensor, state: ALIFState, alpha: torch.Tensor, rho:
     u = alpha * state.u + (1 - alpha) * current
     z = spike(u - threshold)
     return ALIFState(z, u - z * threshold, a)
+
+
+class _ALIFBPTT(torch.autograd.Function):
+    """ALIF layer over a whole sequence with a hand-written BPTT backward (see :func:`alif_layer`).
+
+    Forward stores, per step, the reset membrane u'_t, the adaptation a_t, the threshold theta_t, the spike
+    z_t and the surrogate slope h(x_t); backward runs the adjoint recursion of :func:`alif_step` in reverse
+    time without an autograd graph.
+    """
+
+    @staticmethod
+    def forward(ctx, drive, w_rec, alpha, rho, smooth):
+        T, B, H = drive.shape
+        z = u = a = drive.new_zeros(B, H)
+        UR, A, TH, Z, S = (drive.new_empty(T, B, H) for _ in range(5))  # u'_t, a_t, theta_t, z_t, dz/dx
+        I = drive.new_empty(T, B, H)
+        for t in range(T):
+            current = torch.addmm(drive[t], z, w_rec, out=I[t])                      # I_t = drive_t + z_{t-1} W
+            a = torch.mul(a, rho, out=A[t]).addcmul_(1 - rho, z)                      # a_t = rho a + (1 - rho) z
+            threshold = torch.mul(a, ALIF_BETA, out=TH[t]).add_(ALIF_THETA0)          # theta_t = 0.01 + 1.8 a_t
+            u = torch.mul(u, alpha).addcmul_(1 - alpha, current)                      # u_t = alpha u' + (1 - alpha) I
+            x = u - threshold
+            if smooth:
+                z = torch.sigmoid(x)
+                torch.mul(z, 1 - z, out=S[t])
+            else:
+                z = (x > 0).to(x.dtype)
+                S[t] = double_gaussian(x)
+            Z[t] = z
+            u = torch.sub(u, z * threshold, out=UR[t])                                # soft reset u'_t
+        ctx.save_for_backward(w_rec, alpha, rho, I, UR, A, TH, Z, S)
+        return Z
+
+    @staticmethod
+    def backward(ctx, grad_z):
+        w_rec, alpha, rho, I, UR, A, TH, Z, S = ctx.saved_tensors
+        T, B, H = Z.shape
+        zeros = grad_z.new_zeros(B, H)
+        gu_next = ga_next = zeros                     # dL/du_{t+1}, dL/da_{t+1} (total) from the future
+        gI = torch.empty_like(Z)                      # dL/dI_t
+        w_t = w_rec.t()
+        g_alpha = g_rho = grad_z.new_zeros(H)
+        for t in range(T - 1, -1, -1):
+            gur = alpha * gu_next                                                     # dL/du'_t
+            gz = grad_z[t] + (1 - rho) * ga_next - gur * TH[t]
+            if t < T - 1:
+                gz = gz + gI[t + 1] @ w_t                                             # via I_{t+1} = ... + z_t W
+            gx = gz * S[t]
+            gu = gur + gx                                                             # x_t = u_t - theta_t
+            gth = -gx - gur * Z[t]                                                    # u'_t = u_t - z_t theta_t
+            ga = rho * ga_next + ALIF_BETA * gth
+            torch.mul(gu, 1 - alpha, out=gI[t])
+            u_prev = UR[t - 1] if t > 0 else zeros
+            a_prev, z_prev = (A[t - 1], Z[t - 1]) if t > 0 else (zeros, zeros)
+            g_alpha = g_alpha + (gu * (u_prev - I[t])).sum(0)                         # du_t / dalpha
+            g_rho = g_rho + (ga * (a_prev - z_prev)).sum(0)                           # da_t / drho
+            gu_next, ga_next = gu, ga
+        g_w = Z[:-1].reshape(-1, H).t() @ gI[1:].reshape(-1, H)                       # sum_t z_{t-1}^T dI_t
+        return gI, g_w, g_alpha, g_rho, None
+
+
+def alif_layer(drive: torch.Tensor, w_rec: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor,
+               smooth: bool = False) -> torch.Tensor:
+    """A whole ALIF layer over time (:func:`alif_step` for t = 1..T with I_t = drive_t + z_{t-1} w_rec),
+    with a fused hand-written BPTT; the spike's derivative is :func:`double_gaussian` (``smooth=True``:
+    a sigmoid with its exact derivative, for ``torch.autograd.gradcheck`` in the tests).
+
+    Args:
+        drive: (T, B, H) input part of the current; w_rec: (H, H); alpha, rho: (H,) membrane and
+            adaptation decays.
+    Returns:
+        (T, B, H) spikes z_t.
+
+    >>> drive = torch.tensor([1.0, 0.0, 0.0]).view(3, 1, 1)          # u_1 = 0.5 > 0.01: a spike at t = 1
+    >>> alif_layer(drive, torch.zeros(1, 1), torch.tensor([0.5]), torch.tensor([0.5]))[:, 0, 0]
+    tensor([1., 0., 0.])
+    """
+    return _ALIFBPTT.apply(drive, w_rec, alpha, rho, smooth)
 
 
 class _ResonatorBPTT(torch.autograd.Function):
@@ -317,13 +396,8 @@ class RSNN(nn.Module):
         drive = x @ w[:, :self.n_in].t()  # (T, B, H): input part of I_t, hoisted out of the loop
         w_rec = w[:, self.n_in:].t()  # (H, H): recurrent part, I_t += z_{t-1} @ w_rec
         if self.neuron == "alif":
-            zeros, spikes = x.new_zeros(B, self.n_hidden), []
             alpha, rho = torch.exp(-1 / self.tau_mem.abs()), torch.exp(-1 / self.tau_adp.abs())  # (H,)
-            s = ALIFState(zeros, zeros, zeros)
-            for t in range(T):
-                s = alif_step(torch.addmm(drive[t], s.z, w_rec), s, alpha, rho)
-                spikes.append(s.z)
-            z = torch.stack(spikes)  # (T, B, H)
+            z = alif_layer(drive, w_rec, alpha, rho)  # (T, B, H)
         else:
             omega = self.omega.abs()  # (H,)
             brf = self.neuron == "brf"
