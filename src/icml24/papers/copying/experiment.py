@@ -116,10 +116,12 @@ def _train_one(kind: str, task: Task, lens: tuple[int, int], cfg: Config, seed: 
     eval_rng = np.random.default_rng([seed, 7])
     in_dist = [eval_batch(task, cfg.eval_examples, L, D, eval_rng, cfg.lookup_ngram, cfg.lookup_answer)[0]
                for L in sorted({lens[0], (lens[0] + lens[1]) // 2, lens[1]})]
-    log = train(model, task, steps=cfg.steps, batch=cfg.batch, context=cfg.context, len_range=lens, D=D,
-                rng=rng, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
-                eval_every=cfg.eval_every, eval_set=in_dist, n_gram=cfg.lookup_ngram,
-                answer_len=cfg.lookup_answer)
+    copy = task == "copy"   # copy and lookup have budgets of their own
+    log = train(model, task, steps=cfg.steps if copy else cfg.lookup_steps,
+                batch=cfg.batch if copy else cfg.lookup_batch, context=cfg.context, len_range=lens, D=D, rng=rng,
+                lr=cfg.lr if copy else cfg.lookup_lr, weight_decay=cfg.weight_decay,
+                warmup=cfg.warmup if copy else cfg.lookup_warmup, eval_every=cfg.eval_every, eval_set=in_dist,
+                n_gram=cfg.lookup_ngram, answer_len=cfg.lookup_answer)
     model.eval()
     accs = {}
     for L in eval_lengths:
