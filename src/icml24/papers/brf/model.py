@@ -165,6 +165,17 @@ def alif_step(current: torch.Tensor, state: ALIFState, alpha: torch.Tensor, rho:
     return ALIFState(z, u - z * threshold, a)
 
 
+def _fire(x: torch.Tensor, smooth: bool, slope: torch.Tensor) -> torch.Tensor:
+    """Spikes z = H(x) with the surrogate slope :func:`double_gaussian` (x) written into ``slope``, or with
+    ``smooth`` a sigmoid and its exact derivative (the fused layers' gradcheck mode); (B, H) -> (B, H)."""
+    if smooth:
+        z = torch.sigmoid(x)
+        torch.mul(z, 1 - z, out=slope)
+        return z
+    slope.copy_(double_gaussian(x))
+    return (x > 0).to(x.dtype)
+
+
 class _ALIFBPTT(torch.autograd.Function):
     """ALIF layer over a whole sequence with a hand-written BPTT backward (see :func:`alif_layer`).
 
@@ -184,14 +195,7 @@ class _ALIFBPTT(torch.autograd.Function):
             a = torch.mul(a, rho, out=A[t]).addcmul_(1 - rho, z)                      # a_t = rho a + (1 - rho) z
             threshold = torch.mul(a, ALIF_BETA, out=TH[t]).add_(ALIF_THETA0)          # theta_t = 0.01 + 1.8 a_t
             u = torch.mul(u, alpha).addcmul_(1 - alpha, current)                      # u_t = alpha u' + (1 - alpha) I
-            x = u - threshold
-            if smooth:
-                z = torch.sigmoid(x)
-                torch.mul(z, 1 - z, out=S[t])
-            else:
-                z = (x > 0).to(x.dtype)
-                S[t] = double_gaussian(x)
-            Z[t] = z
+            z = Z[t] = _fire(u - threshold, smooth, S[t])
             u = torch.sub(u, z * threshold, out=UR[t])                                # soft reset u'_t
         ctx.save_for_backward(w_rec, alpha, rho, I, UR, A, TH, Z, S)
         return Z
@@ -265,13 +269,7 @@ class _ResonatorBPTT(torch.autograd.Function):
             v = torch.mul(a, v, out=V[t]).addcmul_(dt_omega, u)
             u = u_new
             x = u - q - theta if refractory else u - theta  # Eq. 7 / Eq. 4
-            if smooth:
-                z = torch.sigmoid(x)
-                torch.mul(z, 1 - z, out=S[t])
-            else:
-                z = (x > 0).to(x.dtype)
-                S[t] = double_gaussian(x)
-            Z[t] = z
+            z = Z[t] = _fire(x, smooth, S[t])
             if refractory:
                 q = torch.add(z, q, alpha=REFRACTORY_DECAY)  # q_t = 0.9 q_{t-1} + z_t
         ctx.save_for_backward(w_rec, omega, U, V, Z, S, A)
