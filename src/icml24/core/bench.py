@@ -27,14 +27,18 @@ def median_time(fn: Callable[[], object], repeats: int = 7, number: int = 1, war
 RATIO_MARK = "RATIO\t"  # prefix of the machine-readable rows that benchmarks/summary.py collects
 
 
-def ratio_row(workload: str, baseline: str, ours_s: float, baseline_s: float, agree: str) -> str:
-    """Print (and return) one row of the combined ratio table of ``make bench``: the workload, what it is
-    compared with, both median times, ours / baseline (< 1: ours is faster) and whether the outputs agree.
+def format_ratio_row(workload: str, baseline: str, ours_s: float, baseline_s: float, agree: str) -> str:
+    """One row of the combined ratio table of ``make bench``: the workload, what it is compared with, both
+    median times in ms, ours / baseline (< 1: ours is faster) and whether the outputs agree, tab-separated
+    after :data:`RATIO_MARK`.
 
-    >>> ratio_row("scan", "peer", 0.5, 1.0, "yes (atol 1e-4)").split("\\t")[1:]
+    >>> format_ratio_row("scan", "peer", 0.5, 1.0, "yes (atol 1e-4)").split("\t")[1:]
     ['scan', 'peer', '500.000', '1000.000', '0.500', 'yes (atol 1e-4)']
     """
-    row = "\t".join([workload, baseline, f"{ours_s * 1e3:.3f}", f"{baseline_s * 1e3:.3f}",
-                     f"{ours_s / baseline_s:.3f}", agree])
-    print(RATIO_MARK + row)
-    return RATIO_MARK + row
+    return RATIO_MARK + "\t".join([workload, baseline, f"{ours_s * 1e3:.3f}", f"{baseline_s * 1e3:.3f}",
+                                    f"{ours_s / baseline_s:.3f}", agree])
+
+
+def ratio_row(workload: str, baseline: str, ours_s: float, baseline_s: float, agree: str) -> None:
+    """Print :func:`format_ratio_row` (benchmarks/summary.py collects these lines)."""
+    print(format_ratio_row(workload, baseline, ours_s, baseline_s, agree))
