@@ -32,7 +32,7 @@ def format_ratio_row(workload: str, baseline: str, ours_s: float, baseline_s: fl
     median times in ms, ours / baseline (< 1: ours is faster) and whether the outputs agree, tab-separated
     after :data:`RATIO_MARK`.
 
-    >>> format_ratio_row("scan", "peer", 0.5, 1.0, "yes (atol 1e-4)").split("\t")[1:]
+    >>> format_ratio_row("scan", "peer", 0.5, 1.0, "yes (atol 1e-4)").split("\\t")[1:]
     ['scan', 'peer', '500.000', '1000.000', '0.500', 'yes (atol 1e-4)']
     """
     return RATIO_MARK + "\t".join([workload, baseline, f"{ours_s * 1e3:.3f}", f"{baseline_s * 1e3:.3f}",
