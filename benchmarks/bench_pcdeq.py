@@ -22,7 +22,8 @@ from icml24.papers.pcdeq import DEQ, PcDEQConv, PcDEQLinear, anderson, fixed_poi
 
 
 def _unit_norm(layer, shape: tuple[int, ...], gen: torch.Generator) -> None:
-    """Rescale the layer's W to operator norm 1 (power iteration on z -> W z): slow, tanh-limited contraction."""
+    """Rescale the layer's W to spectral radius 1 (power iteration on z -> W z, the Perron root for W >= 0): a
+    slow, tanh-limited contraction."""
     with torch.no_grad():
         w = layer.weight()
         u = torch.rand(shape, generator=gen)

@@ -64,7 +64,7 @@ def linear_schedule(T: int = 1000, beta_1: float = 1e-4, beta_T: float = 0.02) -
 
 def q_sample(schedule: Schedule, x0: torch.Tensor, t: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
     """x_t = sqrt(alphabar_t) x_0 + sqrt(1 - alphabar_t) eps (Eq. 4); x0, noise (n, d), t (n,) integers."""
-    ab = schedule.alpha_bar.to(x0.dtype)[t][:, None]                      # (n, 1)
+    ab = schedule.alpha_bar.to(device=x0.device, dtype=x0.dtype)[t][:, None]   # (n, 1)
     return ab.sqrt() * x0 + (1.0 - ab).sqrt() * noise
 
 
@@ -118,15 +118,13 @@ class EpsMLP(nn.Module):
     ``time_dim = 0`` is the variant of official codes whose network never sees the step.
     """
 
-    def __init__(self, dim: int, hidden: int = 256, layers: int = 3, time_dim: int = 32, dropout: float = 0.0):
+    def __init__(self, dim: int, hidden: int = 256, layers: int = 3, time_dim: int = 32):
         super().__init__()
         self.time_dim = time_dim
         blocks: list[nn.Module] = []
         width = dim + time_dim
         for _ in range(layers):
             blocks += [nn.Linear(width, hidden), nn.ReLU()]
-            if dropout:
-                blocks.append(nn.Dropout(dropout))
             width = hidden
         blocks.append(nn.Linear(width, dim))
         self.net = nn.Sequential(*blocks)

@@ -1,68 +1,85 @@
-"""Expert policies for gymnasium tasks trained with stable-baselines3, cached as run artefacts.
+"""Expert policies for gymnasium tasks trained with stable-baselines3 SAC, cached as run artefacts.
 
-:func:`expert` trains an SB3 agent (SAC by default: the usual choice for MuJoCo locomotion) on
-``env_id`` for ``steps`` environment steps with ``seed``, saves it into the run's artefact cache (keyed
-by task, algorithm, steps and seed, so every seed and preset of a paper shares it, and a fresh clone
-rebuilds it), and returns it as a deterministic numpy policy (observations (n, obs_dim) -> actions
+:func:`expert` trains an SB3 SAC agent (the usual choice for MuJoCo locomotion, with SB3's default
+hyperparameters) on ``env_id`` for ``steps`` environment steps with ``seed``, saves it into the run's
+artefact cache and returns it as a deterministic numpy policy (observations (n, obs_dim) -> actions
 (n, act_dim)). Training prints its progress every 10% of the steps on stderr.
+
+The cache key is the spec and the fingerprint of *this* module and of the installed SB3 version, not
+the calling paper's code hash: an expert of a million steps (hours on a CPU) survives edits to the
+paper, and every seed and preset shares it. Loading and training leave the global random generators
+(torch, numpy, ``random``) as they found them: SB3 reseeds them all.
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 import sys
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from icml24.common.offline import Policy
 from icml24.core.context import RunContext
 
-__all__ = ["ALGOS", "ExpertSpec", "train_expert", "load_expert", "expert"]
+__all__ = ["ExpertSpec", "train_expert", "load_expert", "expert"]
 
-ALGOS: tuple[str, ...] = ("sac", "td3", "ppo")
 FILE = "expert.zip"
 
 
 class ExpertSpec(NamedTuple):
-    """What an expert is: the task, the SB3 algorithm, its environment steps and its seed."""
+    """What an expert is."""
 
-    env_id: str
-    algo: str = "sac"
-    steps: int = 200_000
-    seed: int = 0
+    env_id: str          # the gymnasium task
+    steps: int = 200_000  # SAC environment steps
+    seed: int = 0        # seed of SB3's training (environment, networks, replay sampling)
 
 
-def _algo(name: str) -> Any:
-    import stable_baselines3 as sb3
+@contextmanager
+def _global_rng_kept() -> Iterator[None]:
+    """Restore torch's, numpy's and ``random``'s global generator states after the body (SB3 reseeds them)."""
+    import torch
 
-    if name not in ALGOS:
-        raise ValueError(f"unknown algorithm {name!r}; use one of {ALGOS}")
-    return {"sac": sb3.SAC, "td3": sb3.TD3, "ppo": sb3.PPO}[name]
+    states = (torch.random.get_rng_state(), np.random.get_state(), random.getstate())
+    try:
+        yield
+    finally:
+        torch.random.set_rng_state(states[0])
+        np.random.set_state(states[1])
+        random.setstate(states[2])
 
 
 def train_expert(spec: ExpertSpec, folder: Path, device: str = "cpu") -> None:
-    """Train the expert of ``spec`` with SB3's default hyperparameters and save it as ``folder/expert.zip``."""
+    """Train the expert of ``spec`` and save it as ``folder/expert.zip``."""
     import gymnasium as gym
+    from stable_baselines3 import SAC
     from stable_baselines3.common.callbacks import BaseCallback
 
     class Progress(BaseCallback):
         def _on_step(self) -> bool:
             if self.num_timesteps % max(1, spec.steps // 10) == 0:
-                print(f"expert {spec.algo} on {spec.env_id}: {self.num_timesteps}/{spec.steps} steps",
+                print(f"expert SAC on {spec.env_id}: {self.num_timesteps}/{spec.steps} steps",
                       file=sys.stderr, flush=True)
             return True
 
     env = gym.make(spec.env_id)
-    model = _algo(spec.algo)("MlpPolicy", env, seed=spec.seed, device=device, verbose=0)
-    model.learn(total_timesteps=spec.steps, callback=Progress())
-    model.save(folder / FILE)
+    with _global_rng_kept():
+        model = SAC("MlpPolicy", env, seed=spec.seed, device=device, verbose=0)
+        model.learn(total_timesteps=spec.steps, callback=Progress())
+        model.save(folder / FILE)
     env.close()
 
 
-def load_expert(folder: Path, spec: ExpertSpec, device: str = "cpu") -> Policy:
-    """The saved expert of ``spec`` as a deterministic batch policy."""
-    model = _algo(spec.algo).load(folder / FILE, device=device)
+def load_expert(folder: Path, device: str = "cpu") -> Policy:
+    """The saved expert in ``folder`` as a deterministic batch policy."""
+    from stable_baselines3 import SAC
+
+    with _global_rng_kept():
+        model = SAC.load(folder / FILE, device=device)
 
     def act(obs: np.ndarray) -> np.ndarray:
         action, _ = model.predict(np.asarray(obs, dtype=np.float32), deterministic=True)
@@ -71,7 +88,16 @@ def load_expert(folder: Path, spec: ExpertSpec, device: str = "cpu") -> Policy:
     return act
 
 
+def _fingerprint() -> str:
+    """This module's source and the SB3 version: what an expert depends on besides its spec."""
+    import stable_baselines3
+
+    text = Path(__file__).read_bytes() + stable_baselines3.__version__.encode()
+    return hashlib.sha256(text).hexdigest()[:12]
+
+
 def expert(ctx: RunContext, spec: ExpertSpec, device: str = "cpu") -> Policy:
     """The expert of ``spec`` from the artefact cache, trained there on a miss (module docstring)."""
-    folder = ctx.artefact("sb3_expert", spec._asdict(), lambda f: train_expert(spec, f, device))
-    return load_expert(folder, spec, device)
+    own = replace(ctx, code_hash=_fingerprint())
+    folder = own.artefact("sb3_expert", spec._asdict(), lambda f: train_expert(spec, f, device))
+    return load_expert(folder, device)

@@ -97,8 +97,8 @@ def check_knobs(config: Any) -> None:
 
 def path_knob(default: str, doc: str, kind: Literal["file", "dir", "any"] = "any") -> Any:
     """A string knob naming a data path the user supplies; '' means "not given", :data:`AUTO` that the
-    paper looks in the places it knows (e.g. where a Debian package installs the data) and skips
-    what needs the data when nothing is there.
+    paper resolves it itself: a copy shipped with the package (brf's ECG files), or the places where a
+    Debian package installs the data, skipping what needs it when nothing is there (ranking_bandit).
 
     :func:`check_paths` (called by the CLI before anything runs or is written) requires a given path
     to exist and be a ``kind`` ("file", "dir", or "any" of the two).

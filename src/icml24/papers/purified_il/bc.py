@@ -1,12 +1,13 @@
-"""Behaviour cloning, BCND, and the evaluation of a policy on Pendulum-v1.
+"""Behaviour cloning, BCND, and the evaluation of a policy on the task.
 
 * BC (the paper's Sec. 3 learner and its code): a deterministic MLP policy mu(s) on z-scored states,
   trained with Adam on the (optionally weighted) squared error sum_i w_i (mu(s_i) - a_i)^2 / sum_i w_i.
 * BCND (Sasaki & Yamashina, ICLR 2021, "Behavioral cloning from noisy demonstrations", Algorithm 1):
   round 1 is BC; round m > 1 weights each pair by the likelihood of its action under the round m - 1
-  policy, pi_{m-1}(a | s) = N(a; mu_{m-1}(s), sigma_{m-1}^2) with sigma_{m-1} the weighted residual std of
-  that round, normalised to mean 1, and trains a fresh policy on the weighted loss. Noisy pairs far from
-  what the previous policy does count less. (The paper's ensemble of K policies per round is K = 1 here.)
+  policy, pi_{m-1}(a | s) = N(a; mu_{m-1}(s), diag sigma_{m-1}^2) with sigma_{m-1,j} the weighted residual
+  std of action dimension j in that round, normalised to mean 1, and trains a fresh policy on the weighted
+  loss. Noisy pairs far from what the previous policy does count less. (The paper's ensemble of K
+  policies per round is K = 1 here.)
 * Evaluation: undiscounted return of whole episodes of the task (200 steps on Pendulum-v1) from fixed
   reset seeds (the same start states for every policy, so differences between policies are paired).
 """
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml24.common.offline import PENDULUM, U_MAX, Policy, collect
+from icml24.common.offline import Policy, collect
 
 __all__ = ["BCConfig", "MLPPolicy", "fit_bc", "BCNDResult", "bcnd", "act", "returns"]
 
@@ -27,15 +28,15 @@ __all__ = ["BCConfig", "MLPPolicy", "fit_bc", "BCNDResult", "bcnd", "act", "retu
 class BCConfig(NamedTuple):
     """Sizes and optimiser of a BC policy."""
 
-    hidden: int
-    layers: int
-    steps: int
-    batch: int
-    lr: float
+    hidden: int    # width of every hidden layer
+    layers: int    # hidden layers
+    steps: int     # Adam steps
+    batch: int     # pairs per step (the whole set when smaller)
+    lr: float      # Adam learning rate
 
 
 class MLPPolicy(nn.Module):
-    """mu(s) = MLP(z-scored s), torques in the data's units (clipped to +-u_max when acting)."""
+    """mu(s) = MLP(z-scored s), actions in the data's units (clipped to +-u_max when acting)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int, layers: int, mean: np.ndarray, std: np.ndarray):
         super().__init__()
@@ -97,20 +98,20 @@ def bcnd(states: np.ndarray, actions: np.ndarray, cfg: BCConfig, rounds: int, ge
     used = [w]
     policy = first if first is not None else fit_bc(states, actions, cfg, generator, w, device)
     for _ in range(rounds - 1):
-        resid = np.sum((_predict(policy, states) - actions) ** 2, 1)                  # (n,)
-        var = float(np.sum(w * resid) / np.sum(w)) + 1e-8                              # sigma_{m-1}^2
-        lik = np.exp(-0.5 * resid / var)                                               # N(a; mu(s), var) up to a constant
+        resid = (_predict(policy, states) - actions) ** 2                             # (n, act_dim)
+        var = np.sum(w[:, None] * resid, 0) / np.sum(w) + 1e-8                         # (act_dim,) sigma_{m-1,j}^2
+        lik = np.exp(-0.5 * np.sum(resid / var, 1))                                    # N(a; mu(s), diag var), up to a constant
         w = lik / lik.mean()
         used.append(w)
         policy = fit_bc(states, actions, cfg, generator, w, device)
     return BCNDResult(policy, used)
 
 
-def act(policy: MLPPolicy, u_max: float = U_MAX) -> Policy:
+def act(policy: MLPPolicy, u_max: float) -> Policy:
     """The policy as a numpy observation -> action map, clipped to the action bound +-u_max."""
     return lambda obs: np.clip(_predict(policy, obs), -u_max, u_max)
 
 
-def returns(policy: Policy, n_episodes: int, seed: int, env_id: str = PENDULUM) -> np.ndarray:
+def returns(policy: Policy, n_episodes: int, seed: int, env_id: str) -> np.ndarray:
     """Undiscounted returns (n_episodes,) of whole episodes of ``env_id`` from reset seeds seed, seed + 1, ..."""
     return np.array([float(e.rewards.sum()) for e in collect(policy, n_episodes, seed, env_id)])

@@ -11,8 +11,8 @@ CARD = PaperCard(
     official_code="https://github.com/yunke-wang/dp-il",
     tags=("imitation learning", "diffusion models", "noisy demonstrations", "behaviour cloning"),
     summary="A DDPM trained on a few optimal state-action pairs purifies imperfect demonstrations (diffuse to an "
-            "inverse point, denoise back); BC on the purified set (DP-BC) against BC and BCND on Pendulum-v1 "
+            "inverse point, denoise back); BC on the purified set (DP-BC) against BC and BCND on Pendulum-v1 (and MuJoCo) "
             "demonstrations with Gaussian, uniform and salt-and-pepper action noise (Minari data sets).",
     extra="rl",
-    imports=("gymnasium", "minari", "h5py"),
+    imports=("gymnasium", "minari", "h5py", "stable_baselines3", "mujoco"),
 )

@@ -13,8 +13,9 @@ EPISODE_STEPS = {"Pendulum-v1": 200, "HalfCheetah-v5": 1000, "Reacher-v5": 50, "
 
 @dataclass(frozen=True)
 class Config:
-    """DP-BC (BC on diffusion-purified demonstrations) against BC and BCND on Pendulum-v1 demonstrations of
-    an analytic expert corrupted by action noise, and the purification error along the inverse point i_r."""
+    """DP-BC (BC on diffusion-purified demonstrations) against BC and BCND on expert demonstrations corrupted
+    by action noise (Pendulum-v1 with an analytic expert, or a MuJoCo task with an SB3 SAC expert), and the
+    purification error along the inverse point i_r."""
 
     # task and demonstrations
     env: str = knob("Pendulum-v1", "gymnasium task: Pendulum-v1 (analytic swing-up expert) or a MuJoCo task whose "
@@ -27,9 +28,11 @@ class Config:
     n_noisy: int = knob(500, "imperfect pairs D_s per data set (drawn from noisy episodes; official: 500)", ge=2)
     episodes: int = knob(10, "episodes the pairs of each set are drawn from (200 steps each on Pendulum-v1, 1000 on "
                              "HalfCheetah and Swimmer, 50 on Reacher)", ge=1)
-    noise_levels: tuple[float, ...] = knob((0.25, 0.4, 0.6), "std of the Gaussian action noise, in units of the "
-                                           "torque bound 2, weakest first (the paper's L3, L2, L1)", gt=0, nonempty=True)
-    sp_prob: float = knob(0.3, "probability that salt-and-pepper noise replaces an action by -2 or +2", gt=0, le=1)
+    noise_levels: tuple[float, ...] = knob((0.25, 0.4, 0.6), "std of the Gaussian action noise in units of the "
+                                           "action bound (2 on Pendulum-v1, 1 on MuJoCo), weakest first (the "
+                                           "paper's L3, L2, L1)", gt=0, nonempty=True)
+    sp_prob: float = knob(0.3, "probability that salt-and-pepper noise replaces an action by -u_max or +u_max", gt=0,
+                          le=1)
     # diffusion model (trained on D_o only)
     T: int = knob(1000, "diffusion steps T (linear beta from 1e-4 to 0.02)", ge=10)
     ddpm_hidden: int = knob(256, "hidden width of the epsilon-network (official: 1024)", ge=1)

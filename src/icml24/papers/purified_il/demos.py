@@ -56,7 +56,7 @@ def make_task(env_id: str, expert_steps: int, seed: int, ctx: RunContext, device
     env = gym.make(env_id)
     high = np.asarray(env.action_space.high, dtype=np.float64)        # type: ignore[attr-defined]
     env.close()
-    return Task(env_id, expert(ctx, ExpertSpec(env_id, "sac", expert_steps, seed), device), float(high.max()))
+    return Task(env_id, expert(ctx, ExpertSpec(env_id, expert_steps, seed), device), float(high.max()))
 
 
 class Pairs(NamedTuple):

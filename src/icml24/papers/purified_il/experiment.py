@@ -15,7 +15,7 @@ with an SB3 SAC expert trained once per task at FULL):
 3. Imitation (one stage per data set, bc.py): BC on D_s u D_o, DP-BC on the purified D_s only (as in
    the paper's code), and on the Gaussian sets BCND on D_s u D_o; BC on D_o alone once (stage
    ``optimal``). Each policy's mean return over ``eval_episodes`` fixed start states, also as the
-   normalised score (R - R_uniform) / (R_expert - R_uniform) with the expert and uniform torques on the
+   normalised score (R - R_uniform) / (R_expert - R_uniform) with the expert and uniform actions on the
    same starts; the demonstrators' own mean return (the episodes of each data set) is kept too.
 
 Metrics of a data set carry its tag (``g25`` for Gaussian sigma = 0.25, ``uniform``, ``sp``); the claims
@@ -77,7 +77,7 @@ def demos_stage(config: Config, task: demos.Task, seed: int, ctx: RunContext) ->
     inputs = {"env": task.env_id, "episodes": config.episodes, "noise_levels": config.noise_levels,
               "sp_prob": config.sp_prob, "seed": seed}
     if task.env_id != offline.PENDULUM:
-        inputs["expert_steps"] = config.expert_steps
+        inputs.update(expert="sac", expert_steps=config.expert_steps, expert_seed=config.expert_seed)
     who = "the analytic swing-up expert" if task.env_id == offline.PENDULUM else "an SB3 SAC expert"
 
     def build(folder: Path) -> None:
@@ -192,8 +192,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ctx = ctx or RunContext.local(config.device)
     metrics: dict[str, float] = {}
     with ctx.threads(config.threads):
-        torch.manual_seed(seed)
         task = demos.make_task(config.env, config.expert_steps, config.expert_seed, ctx, config.device)
+        torch.manual_seed(seed)
         d = ctx.stage("demos", demos_stage, config, task, seed, ctx)
         pur = ctx.stage("purify", purify_stage, config, task, d, seed)
         metrics.update(pur.metrics)

@@ -26,13 +26,13 @@ __all__ = ["DDPMConfig", "Purifier", "fit_purifier"]
 class DDPMConfig(NamedTuple):
     """The diffusion model's network, schedule and optimiser."""
 
-    T: int
-    hidden: int
-    layers: int
-    time_dim: int
-    steps: int
-    batch: int
-    lr: float
+    T: int          # diffusion steps (linear beta from 1e-4 to 0.02)
+    hidden: int     # width of the epsilon-network's hidden layers
+    layers: int     # hidden layers
+    time_dim: int   # size of the step embedding (0: the network never sees the step)
+    steps: int      # Adam steps
+    batch: int      # pairs per step (the whole optimal set when smaller)
+    lr: float       # Adam learning rate
 
 
 class Purifier(NamedTuple):
