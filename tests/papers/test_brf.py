@@ -193,15 +193,20 @@ def test_gradient_flows_back_through_time():
 
 
 # --- readout, loss, sizes -----------------------------------------------------------------------
+def _li_loop(cur: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """The readout's defining recursion o_t = a o_{t-1} + (1 - a) I_t, a = exp(-1/|tau|), in float64."""
+    a = torch.exp(-1 / tau.detach().abs().double())
+    o, loop = torch.zeros(cur.shape[1:], dtype=torch.float64), []
+    for t in range(len(cur)):
+        o = a * o + (1 - a) * cur.detach()[t].double()
+        loop.append(o)
+    return torch.stack(loop)
+
+
 def test_li_readout_closed_form_equals_loop():
     cur = torch.randn(50, 3, 4, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     tau = torch.tensor([2.0, -5.0, 20.0, 300.0], dtype=torch.float64)
-    a = torch.exp(-1 / tau.abs())
-    o, loop = torch.zeros(3, 4, dtype=torch.float64), []
-    for t in range(50):
-        o = a * o + (1 - a) * cur[t]
-        loop.append(o)
-    assert torch.allclose(li_readout(cur, tau), torch.stack(loop), atol=1e-12)
+    assert torch.allclose(li_readout(cur, tau), _li_loop(cur, tau), atol=1e-12)
 
 
 @pytest.mark.parametrize("block", [7, 10, 16, 25])
@@ -209,13 +214,8 @@ def test_blocked_li_readout_equals_the_loop_and_the_full_kernel_with_gradients(b
     g = torch.Generator().manual_seed(6)
     cur = torch.randn(50, 3, 4, generator=g, dtype=torch.float64, requires_grad=True)
     tau = torch.tensor([2.0, -5.0, 20.0, 300.0], dtype=torch.float64, requires_grad=True)
-    a = torch.exp(-1 / tau.detach().abs())
-    o, loop = torch.zeros(3, 4, dtype=torch.float64), []
-    for t in range(50):
-        o = a * o + (1 - a) * cur.detach()[t]
-        loop.append(o)
     blocked, full = li_readout(cur, tau, block=block), li_readout(cur, tau, block=1000)
-    assert torch.allclose(blocked, torch.stack(loop), atol=1e-12)
+    assert torch.allclose(blocked, _li_loop(cur, tau), atol=1e-12)
     w = torch.randn(50, 3, 4, generator=g, dtype=torch.float64)
     gb = torch.autograd.grad((blocked * w).sum(), (cur, tau))
     gf = torch.autograd.grad((full * w).sum(), (cur, tau))
@@ -226,12 +226,7 @@ def test_blocked_li_readout_equals_the_loop_and_the_full_kernel_with_gradients(b
 def test_blocked_li_readout_at_ecg_length_in_float32():
     cur = torch.randn(1300, 2, 6, generator=torch.Generator().manual_seed(7))
     tau = torch.tensor([20.0, 19.0, 21.5, 18.0, 20.5, 1.5])
-    a = torch.exp(-1 / tau)
-    o, loop = torch.zeros(2, 6, dtype=torch.float64), []
-    for t in range(1300):
-        o = a.double() * o + (1 - a.double()) * cur[t].double()
-        loop.append(o)
-    assert torch.allclose(li_readout(cur, tau).double(), torch.stack(loop), atol=2e-5)
+    assert torch.allclose(li_readout(cur, tau).double(), _li_loop(cur, tau), atol=2e-5)
 
 
 def test_sequence_nll_and_predict():
