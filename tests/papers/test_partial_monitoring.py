@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -293,6 +294,33 @@ def test_exp_weights_solver_beats_random_feasible_perturbations(name, qb):
             p /= p.sum()
             G = solver.G_of(y + scale * rng.normal(size=y.size) * (1 + np.abs(y)))
             assert solver.outcome_terms(q, w, p, G)[0].max() >= sol.value * (1 - 1e-6) - 1e-12
+
+
+def test_warm_started_exact_solver_matches_the_three_stage_solve_along_a_learner_path():
+    # the learner re-solves at slowly moving q: one solver warm-starts from its previous optimum, a fresh solver
+    # per q runs the three cold stages; both solve the same convex program, so the optima agree
+    game = apple_tasting()
+    warm = ExpWeightsExOSolver(game)
+    for t in range(1, 40):
+        beta = math.sqrt(50 * t)
+        q = np.array([0.5 + 0.45 * (1 - math.exp(-t / 10)), 0.0]); q[1] = 1 - q[0]
+        sol, cold = warm.solve(q, q / beta), ExpWeightsExOSolver(game).solve(q, q / beta)
+        assert sol.value == pytest.approx(cold.value, rel=1e-7, abs=1e-12)
+        assert unbiasedness_residual(game, sol.G) < 1e-9 and np.all(sol.p >= q / 2 - 1e-12)
+    assert warm.converged                             # the warm single-stage path was the one taken
+
+
+def test_local_runs_leave_every_other_run_unchanged_and_average_c1s_runs():
+    from icml24.papers.partial_monitoring import experiment as ex
+
+    one = ex.run(ex.SMOKE, 3)
+    three = ex.run(replace(ex.SMOKE, local_runs=3), 3)
+    for name, value in one.metrics.items():
+        if "_locs" not in name and name != "exo_solves_per_round":
+            assert three.metrics[name] == value, name       # the first 16 streams are those of local_runs=1
+    assert one.curves["regret_hyb_locs"] == one.curves["regret_hyb_loc"]     # one run: its own curve
+    assert one.curves["regret_negx_locs"] == one.curves["regret_negx_loc"]
+    assert three.curves["regret_hyb_locs"] != three.curves["regret_hyb_loc"]  # three runs: their mean
 
 
 def test_floor_constraint_keeps_estimates_in_the_quadratic_regime():

@@ -35,14 +35,16 @@ class Config:
     adv_first_phase: int = knob(50, "length of the adversary's first phase", ge=1)
     adv_growth: float = knob(1.6, "growth factor of the adversary's phase lengths", gt=0)
     corruption_rounds: int = knob(0, "if > 0, also run the local game with this many corrupted first rounds", ge=0)
+    local_runs: int = knob(1, "independent runs per seed of the local game's i.i.d. learners of C1 (hybrid and "
+                              "LS2020 negentropy ExO); C1a and C1b read their mean regret curve", ge=1)
     u_glob_easy: tuple[float, ...] = knob((0.9, 0.1), "outcome law of the large-gap global-game run (gaps 0.8, "
                                                       "0.9; reported, no claim); () skips it", ge=0, le=1)
 
 
 SMOKE = Config(horizon=200, first_checkpoint=20, n_checkpoints=5, n_late=3)
-QUICK = Config()
-FULL = Config(horizon=100_000, n_checkpoints=16, n_late=8, corruption_rounds=2_000)
-SEEDS = {"smoke": (0,), "quick": tuple(range(16)), "full": tuple(range(20))}
+QUICK = Config(local_runs=5)
+FULL = Config(horizon=100_000, n_checkpoints=16, n_late=8, corruption_rounds=2_000, local_runs=5)
+SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(20))}
 
 
 def validate(config: Config) -> None:

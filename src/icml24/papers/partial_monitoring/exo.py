@@ -134,6 +134,7 @@ class ExOSolver:
         self.onehot = (self.idx[:, :, None] == np.arange(game.n_pairs)[None, None, :]).astype(float)
         self.tol, self.maxiter = tol, maxiter
         self._warm: np.ndarray | None = None
+        self.converged = False                               # whether the last SLSQP run reported success
 
     def G_of(self, y: np.ndarray) -> np.ndarray:
         """Estimator table (n_pairs, k) for reduced coordinates y."""
@@ -179,12 +180,16 @@ class ExOSolver:
         p0 = np.maximum(p0, lb)  # renormalisation can undercut lb by rounding only
         F0 = self.outcome_terms(q, w, p0, self.G_of(y0))[0]
         v0 = np.concatenate([p0, y0, [F0.max()]])
-        res = minimize(lambda v: v[-1], v0, jac=lambda v: np.eye(1, v.size, v.size - 1)[0], method="SLSQP",
-                       bounds=[(lb[a], 1.0) for a in range(k)] + [(None, None)] * (n_y + 1),
-                       constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac},
-                                    {"type": "eq", "fun": lambda v: v[:k].sum() - 1.0,
-                                     "jac": lambda v: np.concatenate([np.ones(k), np.zeros(n_y + 1)])}, *floor],
-                       options={"ftol": self.tol, "maxiter": self.maxiter})
+        # SLSQP may try points with p_a = lb_a ~ 1e-300 (q floored there): the non-finite values it then sees
+        # make it report failure, which the callers handle; the warnings would only fill the log
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            res = minimize(lambda v: v[-1], v0, jac=lambda v: np.eye(1, v.size, v.size - 1)[0], method="SLSQP",
+                           bounds=[(lb[a], 1.0) for a in range(k)] + [(None, None)] * (n_y + 1),
+                           constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac},
+                                        {"type": "eq", "fun": lambda v: v[:k].sum() - 1.0,
+                                         "jac": lambda v: np.concatenate([np.ones(k), np.zeros(n_y + 1)])}, *floor],
+                           options={"ftol": self.tol, "maxiter": self.maxiter})
+        self.converged = bool(res.success)
         p, y, _ = unpack(res.x)
         p = np.maximum(p, lb)
         p = p / p.sum()
@@ -231,14 +236,21 @@ class ExpWeightsExOSolver(ExOSolver):
 
     def solve(self, q: np.ndarray, w: np.ndarray, lb: np.ndarray | None = None,
               floor_beta: float | None = None) -> ExOSolution:
-        """Three stages, each warm-starting the next: the quadratic optimum (:class:`SaddleSolver`); the
-        quadratic program with the floor G / (beta p_a) >= -1 (a well-scaled point where the exact
+        """SLSQP on the exact objective from the previous call's optimum (the learner's q moves little
+        between re-solves, so that start is well scaled); on the first call, or where that run does not
+        converge, three stages, each warm-starting the next: the quadratic optimum (:class:`SaddleSolver`);
+        the quadratic program with the floor G / (beta p_a) >= -1 (a well-scaled point where the exact
         objective is within a constant of its model); SLSQP on the exact objective. The best of the
         last two under the exact objective is returned, so a failed SLSQP run (the exact objective spans
         many orders of magnitude near the simplex boundary) never makes things worse. ``floor_beta`` is
         accepted for the common signature and ignored: the floor stage uses beta itself."""
         beta = self._beta = float(np.median(q / w))
         try:
+            if self._warm is not None:
+                self._exact = True
+                warm = super().solve(q, w, lb)
+                if self.converged:
+                    return warm
             start = self.quadratic.solve(q, w, lb)
             c = (self.game.L - start.G[self.idx].sum(axis=0).T).mean(axis=0)   # (d,) shifts c_x of the start
             self._warm = np.concatenate([start.p, self.N.T @ (np.concatenate([start.G.reshape(-1), c]) - self.z0),

@@ -14,7 +14,9 @@ Per seed, ``run`` plays (all with horizon T, regret read at geometric checkpoint
 4. a grid of locally observable games (apple tasting, 3-armed bandit, 3-action full information)
    with i.i.d. outcomes: hybrid; regret divided by the bound's shape sum_a k^2 m^2 log T / Delta_a - C4;
 5. the local game again with negentropy ExO solved with LS2020's exact exponential-weights objective
-   (:class:`.exo.ExpWeightsExOSolver`)                                                   - claim C1.
+   (:class:`.exo.ExpWeightsExOSolver`);
+6. ``local_runs - 1`` further independent runs of the two i.i.d. learners of C1 (hybrid, LS2020
+   negentropy); C1 reads the mean regret curve of the ``local_runs`` runs of each     - claim C1.
 
 Every random draw comes from generators spawned from ``seed`` (one per game run).
 """
@@ -68,7 +70,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     grid, late = checkpoints(config)
     marks = np.union1d(grid, late)
     T = config.horizon
-    streams = iter(np.random.SeedSequence(seed).spawn(16))
+    # children keep their index whatever the count, so the first 16 streams do not depend on local_runs
+    streams = iter(np.random.SeedSequence(seed).spawn(16 + 2 * (config.local_runs - 1)))
 
     def spec(regularizer: Literal["hybrid", "negentropy"], schedule: Literal["adaptive", "fixed"], root: int,
              stability: Literal["local", "exact"] = "local") -> LearnerSpec:
@@ -105,6 +108,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         reg, n = go(config.local_game, stochastic_env(u_loc, T), learner)
         record(tag, reg)
         solves += n
+        if tag == "hyb_loc":
+            hyb_loc = reg                  # the first of C1's hybrid runs (step 6 adds the others)
     # 2. local game, switching adversary (C2)
     adv = switching_env(np.array(config.adv_u_a), np.array(config.adv_u_b), T, config.adv_first_phase,
                         config.adv_growth)
@@ -157,9 +162,20 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         solves += n
     # 5. local game, stochastic: negentropy ExO with LS2020's exact objective (C1b; last, so the
     #    random streams of every run above are those of the previous versions of this experiment)
-    reg, n = go(config.local_game, stochastic_env(u_loc, T), spec("negentropy", "fixed", 2, "exact"))
+    negx = spec("negentropy", "fixed", 2, "exact")
+    reg, n = go(config.local_game, stochastic_env(u_loc, T), negx)
     record("negx_loc", reg)
     solves += n
+    # 6. further runs of the two i.i.d. learners of C1; C1a and C1b read the mean curve of each (the mean
+    #    regret estimates the expected regret the bounds are about)
+    runs = {"hyb": [hyb_loc], "negx": [reg]}
+    for tag, learner in (("hyb", spec("hybrid", "adaptive", 2)), ("negx", negx)):
+        for _ in range(config.local_runs - 1):
+            reg, n = go(config.local_game, stochastic_env(u_loc, T), learner)
+            runs[tag].append(reg)
+            solves += n
+    for tag, regs in runs.items():
+        record(f"{tag}_locs", {t: float(np.mean([r[t] for r in regs])) for t in regs[0]})
     metrics["exo_solves_per_round"] = solves / (T * n_exo[0])
     assert observability(g_loc).locally_observable and not observability(g_glob).locally_observable
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
