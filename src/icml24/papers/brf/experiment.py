@@ -70,6 +70,11 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         return _run(config, seed, ctx)
 
 
+def task_epochs(config: Config, task: str) -> int:
+    """Training epochs of one task: ``s_epochs`` for the sequential task where set, else ``epochs``."""
+    return config.s_epochs if task == "s" and config.s_epochs else config.epochs
+
+
 def _train_network(config: Config, seed: int, k: int, task: str, neuron: Neuron, data: SequenceData,
                    common: dict) -> tuple[TrainHistory, int]:
     """Network ``k`` of the seed (its own generator): the training history and its parameter count."""
@@ -79,29 +84,32 @@ def _train_network(config: Config, seed: int, k: int, task: str, neuron: Neuron,
     net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g,
                **common).to(config.device)
     lr = config.alif_lr if neuron == "alif" else config.lr
-    hist = train(net, data, config.epochs, lr, config.batch_size, g, clip=config.clip, device=config.device)
+    hist = train(net, data, task_epochs(config, task), lr, config.batch_size, g, clip=config.clip, device=config.device)
     return hist, n_params(net)
 
 
 def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
     metrics: dict[str, float] = {}
-    curves: dict[str, list[float]] = {"epoch": [float(e) for e in range(config.epochs + 1)]}
+    curves: dict[str, list[float]] = {"epoch": [float(e) for e in range(config.epochs + 1)],
+                                      "s_epoch": [float(e) for e in range(task_epochs(config, "s") + 1)]}
     common = dict(b_offset_range=config.b_offset, tau_out=config.tau_out, tau_mem=config.alif_tau_mem,
                   tau_adp=config.alif_tau_adp)
     runs = (("s", "brf"), ("s", "alif"), ("ps", "brf"), ("ps", "rf"), ("freq", "brf"), ("freq", "alif"),
             ("sd", "brf"), ("sd", "alif"))
     src = config.digits_source
     raw = {"s": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=False, source=src),
-           "ps": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=True, source=src),
+           "ps": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=True,
+                                 source=config.ps_source or src),
            "freq": frequency_sequences(np.random.default_rng([seed, 1]), config.freq_train, config.freq_train // 2,
                                        config.freq_steps, noise=config.freq_noise),
            "sd": spoken_digit_sequences(np.random.default_rng([seed, 3]), config.sd_per_class, config.sd_frames,
                                         config.sd_repeat, config.test_fraction)}
     datasets = {}
     for task, d in raw.items():
-        n = config.max_train or len(d.x_train)
+        n = (config.ps_max_train if task == "ps" else 0) or config.max_train or len(d.x_train)
+        n_test = (config.ps_max_test if task == "ps" else 0) or len(d.x_test)
         gain = config.sd_gain if task == "sd" else config.input_gain
-        datasets[task] = SequenceData(d.x_train[:n] * gain, d.y_train[:n], d.x_test * gain, d.y_test)
+        datasets[task] = SequenceData(d.x_train[:n] * gain, d.y_train[:n], d.x_test[:n_test] * gain, d.y_test[:n_test])
     for k, (task, neuron) in enumerate(runs):
         name = f"{task}_{neuron}"
         hist, n_par = ctx.stage(name, _train_network, config, seed, k, task, neuron, datasets[task], common)
@@ -109,7 +117,7 @@ def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
         metrics[f"{name}_rate"] = hist.spike_rate[-1]
         metrics[f"{name}_diverged"] = float(hist.diverged)
         metrics[f"{name}_epochs95"] = float(epochs_to_fraction(hist.test_accuracy, 0.95))
-        metrics[f"{name}_early_acc"] = hist.test_accuracy[max(1, config.epochs // 4)]
+        metrics[f"{name}_early_acc"] = hist.test_accuracy[max(1, task_epochs(config, task) // 4)]
         metrics[f"{name}_params"] = float(n_par)
         curves[f"{name}_acc_curve"] = hist.test_accuracy
         curves[f"{name}_rate_curve"] = hist.spike_rate
@@ -128,16 +136,21 @@ def figures(result: RunResult) -> dict:
     import matplotlib.pyplot as plt
 
     figs = {}
-    epoch = result.curve("epoch")[0]
+    names = result.curve_names()
+
+    def epochs_of(name: str) -> np.ndarray:
+        """The epoch axis of a network's curves (the sequential task may train longer)."""
+        return result.curve("s_epoch" if name.startswith("s_") and "s_epoch" in names else "epoch")[0]
+
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.6), sharey=True)
     for ax, task, chance, pair in ((axes[0], "S-digits", 0.1, (("s_brf", "BRF"), ("s_alif", "ALIF"))),
-                                   (axes[1], "PS-digits", 0.1, (("ps_brf", "BRF"), ("ps_rf", "vanilla RF"))),
+                                   (axes[1], "permuted task", 0.1, (("ps_brf", "BRF"), ("ps_rf", "vanilla RF"))),
                                    (axes[2], "frequency discrimination", 0.2,
                                     (("freq_brf", "BRF"), ("freq_alif", "ALIF"))),
                                    (axes[3], "spoken digits (FSDD MFCCs)", 0.1,
                                     (("sd_brf", "BRF"), ("sd_alif", "ALIF")))):
         for name, label in pair:
-            band(ax, epoch, result.curve(f"{name}_acc_curve"), label, marker="o", ms=3)
+            band(ax, epochs_of(name), result.curve(f"{name}_acc_curve"), label, marker="o", ms=3)
         ax.axhline(chance, color="k", ls=":", lw=1, label="chance")
         ax.set_title(task)
         ax.set_xlabel("epoch")
@@ -148,10 +161,10 @@ def figures(result: RunResult) -> dict:
 
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for name, label in (("s_brf", "BRF, S-digits"), ("s_alif", "ALIF, S-digits"),
-                        ("ps_brf", "BRF, PS-digits"), ("ps_rf", "vanilla RF, PS-digits"),
+                        ("ps_brf", "BRF, permuted"), ("ps_rf", "vanilla RF, permuted"),
                         ("freq_brf", "BRF, frequency"), ("freq_alif", "ALIF, frequency"),
                         ("sd_brf", "BRF, spoken digits"), ("sd_alif", "ALIF, spoken digits")):
-        band(ax, epoch, result.curve(f"{name}_rate_curve"), label, marker="o", ms=3)
+        band(ax, epochs_of(name), result.curve(f"{name}_rate_curve"), label, marker="o", ms=3)
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("epoch")
     ax.set_ylabel("spikes per neuron per step (test)")

@@ -18,8 +18,11 @@ from __future__ import annotations
 import math
 from typing import Literal, NamedTuple, cast
 
+import numpy as np
 import torch
 from torch import nn
+
+from icml24.papers.brf import kernels
 
 DT = 0.01  # delta: Euler time step
 THETA = 1.0  # theta: RF / BRF firing threshold
@@ -27,17 +30,19 @@ REFRACTORY_DECAY = 0.9  # gamma: decay of the refractory variable q (Eq. 7)
 ALIF_THETA0 = 0.01  # ALIF base threshold
 ALIF_BETA = 1.8  # ALIF adaptation strength
 Neuron = Literal["brf", "rf", "alif"]
+Kernel = Literal["auto", "numba", "torch"]
 
 # double-Gaussian surrogate (official constants): h(x) = gamma [(1+p) N(x; 0, s) - 2p N(x; 0, k s)]
 _SG_P, _SG_SIGMA, _SG_SCALE, _SG_GAMMA = 0.15, 0.5, 6.0, 0.5
 
 
-def double_gaussian(x: torch.Tensor) -> torch.Tensor:
+def double_gaussian(x: torch.Tensor, inplace: bool = False) -> torch.Tensor:
     """Surrogate derivative of the Heaviside spike: h(x) = 0.5 [1.15 N(x; 0, 0.5) - 0.3 N(x; 0, 3)].
 
     The paper's "double Gaussian" pseudo-derivative (Sec. 4, following Yin et al. 2021); positive near 0,
     slightly negative in the tails. Any shape (elementwise); computed as c1 exp(-x^2/(2 s1^2)) -
-    c2 exp(-x^2/(2 s2^2)) with one shared x^2.
+    c2 exp(-x^2/(2 s2^2)) with one shared x^2; ``inplace`` overwrites x with h(x) (the same operations, one
+    temporary instead of three: the fused layers apply it to whole (T, B, H) buffers).
 
     >>> round(float(double_gaussian(torch.tensor(0.0))), 4)   # 0.5 (1.15 * 0.7979 - 0.3 * 0.1330)
     0.4388
@@ -45,6 +50,10 @@ def double_gaussian(x: torch.Tensor) -> torch.Tensor:
     s1, s2 = _SG_SIGMA, _SG_SCALE * _SG_SIGMA
     c1 = _SG_GAMMA * (1 + _SG_P) / (s1 * math.sqrt(2 * math.pi))
     c2 = _SG_GAMMA * 2 * _SG_P / (s2 * math.sqrt(2 * math.pi))
+    if inplace:
+        x2 = x.mul_(x)
+        tail = torch.mul(x2, -0.5 / s2 ** 2).exp_()
+        return x2.mul_(-0.5 / s1 ** 2).exp_().mul_(c1).sub_(tail, alpha=c2)
     x2 = x * x
     return torch.exp(x2 * (-0.5 / s1 ** 2)).mul_(c1).sub_(torch.exp(x2 * (-0.5 / s2 ** 2)), alpha=c2)
 
@@ -165,6 +174,20 @@ def alif_step(current: torch.Tensor, state: ALIFState, alpha: torch.Tensor, rho:
     return ALIFState(z, u - z * threshold, a)
 
 
+def _compiled(kernel: Kernel, drive: torch.Tensor, smooth: bool) -> bool:
+    """Whether a fused layer runs the numba kernels: ``numba`` (CPU tensors only), ``torch`` or ``auto``."""
+    if kernel not in ("auto", "numba", "torch"):
+        raise ValueError(f"unknown kernel {kernel!r}; use auto, numba or torch")
+    if kernel == "numba" and (drive.device.type != "cpu" or smooth):
+        raise ValueError("the numba kernels run CPU tensors with the Heaviside spike (smooth=False) only")
+    return kernel == "numba" or (kernel == "auto" and drive.device.type == "cpu" and not smooth)
+
+
+def _np(*tensors: torch.Tensor) -> tuple[np.ndarray, ...]:
+    """C-contiguous numpy views (no copies where already contiguous) of CPU tensors, outside autograd."""
+    return tuple(t.detach().contiguous().numpy() for t in tensors)
+
+
 def _fire(x: torch.Tensor, smooth: bool, slope: torch.Tensor) -> torch.Tensor:
     """Spikes z = H(x) with the surrogate slope :func:`double_gaussian` (x) written into ``slope``, or with
     ``smooth`` a sigmoid and its exact derivative (the fused layers' gradcheck mode); (B, H) -> (B, H)."""
@@ -185,18 +208,22 @@ class _ALIFBPTT(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, drive, w_rec, alpha, rho, smooth):
+    def forward(ctx, drive, w_rec, alpha, rho, smooth, compiled):
         T, B, H = drive.shape
-        z = u = a = drive.new_zeros(B, H)
-        UR, A, TH, Z, S = (drive.new_empty(T, B, H) for _ in range(5))  # u'_t, a_t, theta_t, z_t, dz/dx
-        I = drive.new_empty(T, B, H)
-        for t in range(T):
-            current = torch.addmm(drive[t], z, w_rec, out=I[t])                      # I_t = drive_t + z_{t-1} W
-            a = torch.mul(a, rho, out=A[t]).addcmul_(1 - rho, z)                      # a_t = rho a + (1 - rho) z
-            threshold = torch.mul(a, ALIF_BETA, out=TH[t]).add_(ALIF_THETA0)          # theta_t = 0.01 + 1.8 a_t
-            u = torch.mul(u, alpha).addcmul_(1 - alpha, current)                      # u_t = alpha u' + (1 - alpha) I
-            z = Z[t] = _fire(u - threshold, smooth, S[t])
-            u = torch.sub(u, z * threshold, out=UR[t])                                # soft reset u'_t
+        UR, A, TH, Z, S, I = (drive.new_empty(T, B, H) for _ in range(6))  # u'_t, a_t, theta_t, z_t, dz/dx, I_t
+        if compiled:  # the recursion below as one numba loop (kernels.py), which leaves x_t in S
+            kernels.alif_forward(*_np(drive, w_rec, alpha, rho), ALIF_THETA0, ALIF_BETA, *_np(I, UR, A, TH, Z, S))
+            double_gaussian(S, inplace=True)
+        else:
+            z = u = a = drive.new_zeros(B, H)
+            for t in range(T):
+                current = torch.addmm(drive[t], z, w_rec, out=I[t])                  # I_t = drive_t + z_{t-1} W
+                a = torch.mul(a, rho, out=A[t]).addcmul_(1 - rho, z)                  # a_t = rho a + (1 - rho) z
+                threshold = torch.mul(a, ALIF_BETA, out=TH[t]).add_(ALIF_THETA0)      # theta_t = 0.01 + 1.8 a_t
+                u = torch.mul(u, alpha).addcmul_(1 - alpha, current)                  # u_t = alpha u' + (1 - alpha) I
+                z = Z[t] = _fire(u - threshold, smooth, S[t])
+                u = torch.sub(u, z * threshold, out=UR[t])                            # soft reset u'_t
+        ctx.compiled = compiled
         ctx.save_for_backward(w_rec, alpha, rho, I, UR, A, TH, Z, S)
         return Z
 
@@ -204,35 +231,41 @@ class _ALIFBPTT(torch.autograd.Function):
     def backward(ctx, grad_z):
         w_rec, alpha, rho, I, UR, A, TH, Z, S = ctx.saved_tensors
         T, B, H = Z.shape
-        zeros = grad_z.new_zeros(B, H)
-        gu_next = ga_next = zeros                     # dL/du_{t+1}, dL/da_{t+1} (total) from the future
         gI = torch.empty_like(Z)                      # dL/dI_t
         w_t = w_rec.t()
-        g_alpha = g_rho = grad_z.new_zeros(H)
-        for t in range(T - 1, -1, -1):
-            gur = alpha * gu_next                                                     # dL/du'_t
-            gz = grad_z[t] + (1 - rho) * ga_next - gur * TH[t]
-            if t < T - 1:
-                gz = gz + gI[t + 1] @ w_t                                             # via I_{t+1} = ... + z_t W
-            gx = gz * S[t]
-            gu = gur + gx                                                             # x_t = u_t - theta_t
-            gth = -gx - gur * Z[t]                                                    # u'_t = u_t - z_t theta_t
-            ga = rho * ga_next + ALIF_BETA * gth
-            torch.mul(gu, 1 - alpha, out=gI[t])
-            u_prev = UR[t - 1] if t > 0 else zeros
-            a_prev, z_prev = (A[t - 1], Z[t - 1]) if t > 0 else (zeros, zeros)
-            g_alpha = g_alpha + (gu * (u_prev - I[t])).sum(0)                         # du_t / dalpha
-            g_rho = g_rho + (ga * (a_prev - z_prev)).sum(0)                           # da_t / drho
-            gu_next, ga_next = gu, ga
+        if ctx.compiled:
+            acc = np.zeros((2, H))                    # float64 accumulators of dL/dalpha, dL/drho over T x B terms
+            kernels.alif_backward(*_np(grad_z, w_t, alpha, rho), ALIF_BETA, *_np(I, UR, A, TH, Z, S, gI), acc[0], acc[1])
+            g_alpha, g_rho = (torch.from_numpy(v).to(grad_z.dtype) for v in acc)
+        else:
+            zeros = grad_z.new_zeros(B, H)
+            gu_next = ga_next = zeros                 # dL/du_{t+1}, dL/da_{t+1} (total) from the future
+            g_alpha = g_rho = grad_z.new_zeros(H)
+            for t in range(T - 1, -1, -1):
+                gur = alpha * gu_next                                                 # dL/du'_t
+                gz = grad_z[t] + (1 - rho) * ga_next - gur * TH[t]
+                if t < T - 1:
+                    gz = gz + gI[t + 1] @ w_t                                         # via I_{t+1} = ... + z_t W
+                gx = gz * S[t]
+                gu = gur + gx                                                         # x_t = u_t - theta_t
+                gth = -gx - gur * Z[t]                                                # u'_t = u_t - z_t theta_t
+                ga = rho * ga_next + ALIF_BETA * gth
+                torch.mul(gu, 1 - alpha, out=gI[t])
+                u_prev = UR[t - 1] if t > 0 else zeros
+                a_prev, z_prev = (A[t - 1], Z[t - 1]) if t > 0 else (zeros, zeros)
+                g_alpha = g_alpha + (gu * (u_prev - I[t])).sum(0)                     # du_t / dalpha
+                g_rho = g_rho + (ga * (a_prev - z_prev)).sum(0)                       # da_t / drho
+                gu_next, ga_next = gu, ga
         g_w = Z[:-1].reshape(-1, H).t() @ gI[1:].reshape(-1, H)                       # sum_t z_{t-1}^T dI_t
-        return gI, g_w, g_alpha, g_rho, None
+        return gI, g_w, g_alpha, g_rho, None, None
 
 
 def alif_layer(drive: torch.Tensor, w_rec: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor,
-               smooth: bool = False) -> torch.Tensor:
+               smooth: bool = False, kernel: Kernel = "auto") -> torch.Tensor:
     """A whole ALIF layer over time (:func:`alif_step` for t = 1..T with I_t = drive_t + z_{t-1} w_rec),
     with a fused hand-written BPTT; the spike's derivative is :func:`double_gaussian` (``smooth=True``:
-    a sigmoid with its exact derivative, for ``torch.autograd.gradcheck`` in the tests).
+    a sigmoid with its exact derivative, for ``torch.autograd.gradcheck`` in the tests); ``kernel`` as in
+    :func:`resonator_layer`.
 
     Args:
         drive: (T, B, H) input part of the current; w_rec: (H, H); alpha, rho: (H,) membrane and
@@ -244,7 +277,7 @@ def alif_layer(drive: torch.Tensor, w_rec: torch.Tensor, alpha: torch.Tensor, rh
     >>> alif_layer(drive, torch.zeros(1, 1), torch.tensor([0.5]), torch.tensor([0.5]))[:, 0, 0]
     tensor([1., 0., 0.])
     """
-    return _ALIFBPTT.apply(drive, w_rec, alpha, rho, smooth)
+    return _ALIFBPTT.apply(drive, w_rec, alpha, rho, smooth, _compiled(kernel, drive, smooth))
 
 
 class _ResonatorBPTT(torch.autograd.Function):
@@ -256,55 +289,66 @@ class _ResonatorBPTT(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, drive, w_rec, b_rest, omega, dt, theta, refractory, smooth):
+    def forward(ctx, drive, w_rec, b_rest, omega, dt, theta, refractory, smooth, compiled):
         T, B, H = drive.shape
-        u = v = q = z = drive.new_zeros(B, H)
         U, V, Z, S, A = (drive.new_empty(T, B, H) for _ in range(5))  # S: dz/dx, A: 1 + dt b_t
         a_rest, dt_omega = 1 + dt * b_rest, dt * omega  # (H,)
-        for t in range(T):
-            current = torch.addmm(drive[t], z, w_rec)  # I_t
-            a = torch.sub(a_rest, q, alpha=dt, out=A[t]) if refractory else A[t].copy_(a_rest.expand(B, H))
-            # Eq. 3 with b_t = b_rest - q_{t-1} (Eq. 8): u_t = a u - dt w v + dt I,  v_t = a v + dt w u
-            u_new = torch.mul(current, dt, out=U[t]).addcmul_(a, u).addcmul_(dt_omega, v, value=-1)
-            v = torch.mul(a, v, out=V[t]).addcmul_(dt_omega, u)
-            u = u_new
-            x = u - q - theta if refractory else u - theta  # Eq. 7 / Eq. 4
-            z = Z[t] = _fire(x, smooth, S[t])
-            if refractory:
-                q = torch.add(z, q, alpha=REFRACTORY_DECAY)  # q_t = 0.9 q_{t-1} + z_t
+        if compiled:  # the recursion below as one numba loop (kernels.py), which leaves x_t in S
+            kernels.resonator_forward(*_np(drive, w_rec, a_rest, dt_omega), dt, theta, refractory, REFRACTORY_DECAY,
+                                      *_np(U, V, Z, S, A))
+            double_gaussian(S, inplace=True)
+        else:
+            u = v = q = z = drive.new_zeros(B, H)
+            for t in range(T):
+                current = torch.addmm(drive[t], z, w_rec)  # I_t
+                a = torch.sub(a_rest, q, alpha=dt, out=A[t]) if refractory else A[t].copy_(a_rest.expand(B, H))
+                # Eq. 3 with b_t = b_rest - q_{t-1} (Eq. 8): u_t = a u - dt w v + dt I,  v_t = a v + dt w u
+                u_new = torch.mul(current, dt, out=U[t]).addcmul_(a, u).addcmul_(dt_omega, v, value=-1)
+                v = torch.mul(a, v, out=V[t]).addcmul_(dt_omega, u)
+                u = u_new
+                x = u - q - theta if refractory else u - theta  # Eq. 7 / Eq. 4
+                z = Z[t] = _fire(x, smooth, S[t])
+                if refractory:
+                    q = torch.add(z, q, alpha=REFRACTORY_DECAY)  # q_t = 0.9 q_{t-1} + z_t
         ctx.save_for_backward(w_rec, omega, U, V, Z, S, A)
-        ctx.consts = (dt, refractory)
+        ctx.consts = (dt, refractory, compiled)
         return Z
 
     @staticmethod
     def backward(ctx, grad_z):
         w_rec, omega, U, V, Z, S, A = ctx.saved_tensors
-        dt, refractory = ctx.consts
+        dt, refractory, compiled = ctx.consts
         T, B, H = Z.shape
-        zeros = grad_z.new_zeros(B, H)
-        au = av = aq = az = zeros  # adjoints dL/du_t, dL/dv_t, dL/dq_t, dL/dz_t (via I_{t+1}) from the future
-        dU, dV = torch.empty_like(Z), torch.empty_like(Z)  # total dL/du_t, dL/dv_t
+        dU = torch.empty_like(Z)  # total dL/du_t
         dt_omega, dt_w_rec_t = dt * omega, dt * w_rec.t()
-        for t in range(T - 1, -1, -1):
-            dz = grad_z[t] + az + aq if refractory else grad_z[t] + az  # q_t = 0.9 q_{t-1} + z_t reads z_t
-            dx = dz.mul_(S[t])
-            du = torch.add(au, dx, out=dU[t])
-            dV[t] = av
-            if refractory and t > 0:  # dL/dq_{t-1} = 0.9 dL/dq_t - dL/dx_t - dL/db_t, dL/db_t = dt (du u + dv v)_{t-1}
-                db = torch.mul(du, U[t - 1]).addcmul_(av, V[t - 1])
-                aq = torch.mul(aq, REFRACTORY_DECAY).sub_(dx).sub_(db, alpha=dt)
-            au, av = (torch.mul(du, A[t]).addcmul_(av, dt_omega),
-                      torch.mul(av, A[t]).addcmul_(du, dt_omega, value=-1))
-            az = du @ dt_w_rec_t  # I_t = drive_t + z_{t-1} w_rec
+        if compiled:  # dL/db_rest and dL/domega (over dt) accumulated inside, in float64
+            acc = np.zeros((2, H))
+            kernels.resonator_backward(*_np(grad_z, dt_w_rec_t, dt_omega), dt, refractory, REFRACTORY_DECAY,
+                                       *_np(U, V, S, A, dU), acc[0], acc[1])
+            g_b, g_omega = (torch.from_numpy(dt * v).to(grad_z.dtype) for v in acc)
+        else:
+            dV = torch.empty_like(Z)  # total dL/dv_t
+            au = av = aq = az = grad_z.new_zeros(B, H)  # dL/du_t, dL/dv_t, dL/dq_t, dL/dz_t (via I_{t+1}) from the future
+            for t in range(T - 1, -1, -1):
+                dz = grad_z[t] + az + aq if refractory else grad_z[t] + az  # q_t = 0.9 q_{t-1} + z_t reads z_t
+                dx = dz.mul_(S[t])
+                du = torch.add(au, dx, out=dU[t])
+                dV[t] = av
+                if refractory and t > 0:  # dL/dq_{t-1} = 0.9 dL/dq_t - dL/dx_t - dL/db_t, dL/db_t = dt (du u + dv v)_{t-1}
+                    db = torch.mul(du, U[t - 1]).addcmul_(av, V[t - 1])
+                    aq = torch.mul(aq, REFRACTORY_DECAY).sub_(dx).sub_(db, alpha=dt)
+                au, av = (torch.mul(du, A[t]).addcmul_(av, dt_omega),
+                          torch.mul(av, A[t]).addcmul_(du, dt_omega, value=-1))
+                az = du @ dt_w_rec_t  # I_t = drive_t + z_{t-1} w_rec
+            g_b = dt * ((dU[1:] * U[:-1]).sum((0, 1)) + (dV[1:] * V[:-1]).sum((0, 1)))
+            g_omega = dt * ((dV[1:] * U[:-1]).sum((0, 1)) - (dU[1:] * V[:-1]).sum((0, 1)))
         g_w = dt * (Z[:-1].reshape(-1, H).t() @ dU[1:].reshape(-1, H))  # sum_t z_{t-1}^T dI_t
-        g_b = dt * ((dU[1:] * U[:-1]).sum((0, 1)) + (dV[1:] * V[:-1]).sum((0, 1)))
-        g_omega = dt * ((dV[1:] * U[:-1]).sum((0, 1)) - (dU[1:] * V[:-1]).sum((0, 1)))
-        return dt * dU, g_w, g_b, g_omega, None, None, None, None
+        return dU.mul_(dt), g_w, g_b, g_omega, None, None, None, None, None
 
 
 def resonator_layer(drive: torch.Tensor, w_rec: torch.Tensor, b_rest: torch.Tensor, omega: torch.Tensor,
                     dt: float = DT, theta: float = THETA, refractory: bool = True,
-                    smooth: bool = False) -> torch.Tensor:
+                    smooth: bool = False, kernel: Kernel = "auto") -> torch.Tensor:
     """A whole BRF (``refractory=True``) or vanilla RF layer over time, with a fused hand-written BPTT.
 
     Forward is :func:`brf_step` (or :func:`rf_step`) for t = 1..T with I_t = drive_t + z_{t-1} w_rec and
@@ -312,7 +356,8 @@ def resonator_layer(drive: torch.Tensor, w_rec: torch.Tensor, b_rest: torch.Tens
     Backward runs the adjoint recursion of Eq. 3, 7, 8 in reverse time without an autograd graph; the
     spike's derivative is :func:`double_gaussian`. ``smooth=True`` replaces H by a sigmoid with its exact
     derivative, which makes the layer differentiable so that ``torch.autograd.gradcheck`` can verify the
-    recursion (tests only).
+    recursion (tests only). ``kernel``: ``numba`` runs both passes as compiled loops (:mod:`.kernels`; CPU
+    tensors), ``torch`` as torch ops per step (any device), ``auto`` numba on the CPU unless ``smooth``.
 
     Args:
         drive: (T, B, H) input part of the current, x_t W_in^T.
@@ -329,7 +374,8 @@ def resonator_layer(drive: torch.Tensor, w_rec: torch.Tensor, b_rest: torch.Tens
 
     (BRF: q = 1 after the spike raises the threshold to 2 and the damping; vanilla RF keeps firing.)
     """
-    return _ResonatorBPTT.apply(drive, w_rec, b_rest, omega, dt, theta, refractory, smooth)
+    return _ResonatorBPTT.apply(drive, w_rec, b_rest, omega, dt, theta, refractory, smooth,
+                                _compiled(kernel, drive, smooth))
 
 
 class RSNNOutput(NamedTuple):

@@ -44,7 +44,7 @@ class Config:
 SMOKE = Config(horizon=200, first_checkpoint=20, n_checkpoints=5, n_late=3)
 QUICK = Config(local_runs=5)
 FULL = Config(horizon=100_000, n_checkpoints=16, n_late=8, corruption_rounds=2_000, local_runs=5)
-SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(20))}
+SEEDS = {"smoke": (0,), "quick": tuple(range(12)), "full": tuple(range(20))}
 
 
 def validate(config: Config) -> None:
