@@ -2,7 +2,7 @@
 
 One train step = forward over the whole sequence + loss + backward (BPTT). The fast path is
 :class:`icml24.papers.brf.model.RSNN` (input projection hoisted, whole-sequence BRF layer with a hand-written
-adjoint backward, closed-form LI readout); the baseline is :func:`reference_forward` (concat + Linear +
+adjoint backward run as compiled numba loops on the CPU, closed-form LI readout); the baseline is :func:`reference_forward` (concat + Linear +
 cell + readout every step, autograd through all of it: the official code's structure).
 
     python benchmarks/bench_brf.py                      # the paper's S-MNIST size: T=784, B=256, H=256
