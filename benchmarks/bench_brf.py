@@ -2,8 +2,9 @@
 
 One train step = forward over the whole sequence + loss + backward (BPTT). The fast path is
 :class:`icml24.papers.brf.model.RSNN` (input projection hoisted, whole-sequence BRF layer with a hand-written
-adjoint backward run as compiled numba loops on the CPU, closed-form LI readout); the baseline is :func:`reference_forward` (concat + Linear +
-cell + readout every step, autograd through all of it: the official code's structure).
+adjoint backward run as compiled numba loops on the CPU, closed-form LI readout); the baseline is
+:func:`reference_forward` (concat + Linear + cell + readout every step, autograd through all of it: the
+official code's structure).
 
     python benchmarks/bench_brf.py                      # the paper's S-MNIST size: T=784, B=256, H=256
     python benchmarks/bench_brf.py --steps 64 --batch 64 --hidden 64   # the QUICK digits size
