@@ -34,6 +34,8 @@ class Config:
     adv_u_b: tuple[float, ...] = knob((0.2, 0.8), "second outcome law of the switching adversary", ge=0, le=1)
     adv_first_phase: int = knob(50, "length of the adversary's first phase", ge=1)
     adv_growth: float = knob(1.6, "growth factor of the adversary's phase lengths", gt=0)
+    adv_horizon: int = knob(0, "rounds of C2's two runs (the hybrid learner on the switching adversary and on the "
+                               "i.i.d. sequence); 0 = horizon", ge=0)
     corruption_rounds: int = knob(0, "if > 0, also run the local game with this many corrupted first rounds", ge=0)
     local_runs: int = knob(1, "independent runs per seed of the local game's i.i.d. learners of C1 (hybrid and "
                               "LS2020 negentropy ExO); C1a and C1b read their mean regret curve", ge=1)
@@ -42,7 +44,7 @@ class Config:
 
 
 SMOKE = Config(horizon=200, first_checkpoint=20, n_checkpoints=5, n_late=3)
-QUICK = Config(local_runs=5)
+QUICK = Config(local_runs=5, adv_horizon=40_000)
 FULL = Config(horizon=100_000, n_checkpoints=16, n_late=8, corruption_rounds=2_000, local_runs=5)
 SEEDS = {"smoke": (0,), "quick": tuple(range(12)), "full": tuple(range(20))}
 
@@ -76,6 +78,8 @@ def validate(config: Config) -> None:
         if not np.any(mean - mean.min() > 1e-12):  # bound_scale divides by the positive gaps
             raise UserError(f"grid game {name!r}: {'u_two' if game.d == 2 else 'u_three'} gives every action the same "
                             "expected loss; the regret bound needs a positive gap")
+    if config.adv_horizon and config.adv_horizon < config.horizon:
+        raise UserError(f"adv_horizon={config.adv_horizon} must be 0 (= horizon) or at least horizon={config.horizon}")
     if config.corruption_rounds >= config.horizon:
         raise UserError(f"corruption_rounds={config.corruption_rounds} must be < horizon={config.horizon} "
                         "(otherwise no round is stochastic)")
