@@ -435,7 +435,6 @@ class RSNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> RSNNOutput:
         """Run the network on x: (T, B, n_in) -> :class:`RSNNOutput`."""
-        T, B, _ = x.shape
         w = self.hidden.weight  # (H, n_in + H)
         drive = x @ w[:, :self.n_in].t()  # (T, B, H): input part of I_t, hoisted out of the loop
         w_rec = w[:, self.n_in:].t()  # (H, H): recurrent part, I_t += z_{t-1} @ w_rec

@@ -80,12 +80,12 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         return LearnerSpec(regularizer, schedule, root, c=config.c, gamma=config.gamma,
                            resolve_tol=config.resolve_tol, stability=stability)
 
-    n_exo = [0]                       # runs of the ExO learner (the global learners solve no ExO)
+    exo_rounds = [0]                  # rounds played by ExO learners (the global learners solve no ExO)
 
     def go(game_name: str, env, learner: LearnerSpec | GlobalSpec, at: np.ndarray = marks):
         player: Callable[..., RunTrace] = play_global if isinstance(learner, GlobalSpec) else play
         trace = player(make_game(game_name), env, learner, np.random.default_rng(next(streams)), at)
-        n_exo[0] += player is play
+        exo_rounds[0] += len(env.dists) if player is play else 0
         return dict(zip(trace.t.astype(int).tolist(), trace.regret.tolist())), trace.n_solves
 
     metrics: dict[str, float] = {}
@@ -192,7 +192,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         c2_iid = reg[T2]
     metrics["c2_regret_iid"], metrics["c2_regret_adv"] = c2_iid, c2_adv
     metrics["worst_norm_final"] = max(c2_adv, c2_iid) / norm(T2)
-    metrics["exo_solves_per_round"] = solves / (T * n_exo[0])
+    metrics["exo_solves_per_round"] = solves / exo_rounds[0]
     assert observability(g_loc).locally_observable and not observability(g_glob).locally_observable
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
 
