@@ -5,7 +5,11 @@ statistic, and a pass :class:`Band` per preset. :func:`evaluate` computes the me
 its CI over seeds first, and only then the verdict:
 
 * ``pass``  - the statistic lies in the preset's band (strict bounds unless ``Band(closed=True)``);
-* ``fail``  - it does not;
+* ``fail``  - it does not, and the run had power >= 0.8 (:data:`~icml24.core.power.FAIL_POWER`) to see the
+  paper's effect (:class:`Effect`): with the effect planted at this run's seed-to-seed spread, the claim
+  would have passed in at least 80% of resampled runs (:mod:`icml24.core.power`);
+* ``inconclusive`` - it does not, but the run could not have seen the paper's effect (power < 0.8, or no
+  effect declared): a blind experiment, not evidence against the paper;
 * ``not checkable`` - the preset has no band (too small to test this claim), a metric the claim
   needs is absent from the run (e.g. data not present), a seed diverged (a metric the claim reads is
   NaN: the detail names the seed and the metric), or a CI needs more seeds than were run.
@@ -42,7 +46,53 @@ class Verdict(str, Enum):
 
     PASS = "pass"
     FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
     NOT_CHECKABLE = "not checkable"
+
+
+VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
+
+# Valid ranges of metrics (``Claim.ranges``): planting a paper's effect never moves a value outside them.
+PROB = (0.0, 1.0)
+"""An accuracy, a rate, a probability, a normalised score in [0, 1]."""
+CORR = (-1.0, 1.0)
+"""A correlation (Pearson, Spearman, Kendall) in [-1, 1]."""
+NONNEG = (0.0, math.inf)
+"""An error, a count, a time, a norm: >= 0."""
+REAL = (-math.inf, math.inf)
+"""No bound (a return, a log-ratio, a slope)."""
+
+
+@dataclass(frozen=True)
+class Effect:
+    """The effect the paper reports, in the units of the claim's statistic.
+
+    Attributes:
+        value: the effect (e.g. 0.03 for "accuracy +3 points", -0.5 for an n^-1/2 rate).
+        source: where it comes from (table, figure, section) and how it was converted to the statistic.
+        minimal: True when the paper prints no number and ``value`` is the smallest effect that would
+            still support its words.
+        why: for a minimal effect, one line that justifies the value.
+        method: the metric that holds the method's per-seed values, which planting shifts (default: the
+            claim's ``metric``; name ``against`` where the claim reads ``baseline - method``).
+    """
+
+    value: float
+    source: str
+    minimal: bool = False
+    why: str = ""
+    method: str | None = None
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.value):
+            raise ValueError(f"Effect({self.value!r}): the effect must be a finite number")
+        if self.minimal and not self.why:
+            raise ValueError("a minimal Effect needs `why`: one line on why this is the smallest supporting effect")
+        if not self.source:
+            raise ValueError("an Effect needs a `source`")
+
+    def describe(self) -> str:
+        return f"{self.value:g}" + (" (minimal)" if self.minimal else "")
 
 
 @dataclass(frozen=True)
@@ -101,6 +151,10 @@ class Claim:
         bands: pass band per preset name; a preset without a band is "not checkable" there.
         paper_value: the number the paper prints, if it prints one.
         note: anything a reader must know to interpret the verdict (e.g. why a preset is unchecked).
+        effect: the paper's effect in the statistic's units (:class:`Effect`); without one a claim that
+            misses its band is inconclusive, never failed.
+        ranges: the valid range of each metric the claim reads (:data:`PROB`, :data:`CORR`,
+            :data:`NONNEG`, :data:`REAL`, or a pair); planting the effect clips to it.
     """
 
     id: str
@@ -113,12 +167,32 @@ class Claim:
     bands: Mapping[str, Band] = field(default_factory=dict)
     paper_value: str | None = None
     note: str = ""
+    effect: Effect | None = None
+    ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: unknown kind {self.kind!r}; use one of {KINDS}")
         if self.kind in ("order", "slope", "equiv") and not self.against:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} needs `against`")
+        for name, (lo, hi) in self.ranges.items():
+            if name not in self.needs:
+                raise ValueError(f"claim {self.id}: ranges names {name!r}, which the claim does not read")
+            if not lo < hi:
+                raise ValueError(f"claim {self.id}: range of {name} is empty: ({lo}, {hi})")
+        method = self.effect.method if self.effect else None
+        if method is not None and (method not in self.needs or self.kind not in ("order", "equiv")):
+            raise ValueError(f"claim {self.id}: Effect.method {method!r} must be the metric or `against` "
+                             "of an order or equiv claim")
+
+    @property
+    def method(self) -> str:
+        """The metric whose per-seed values planting shifts (:attr:`Effect.method`, else ``metric``)."""
+        return (self.effect.method if self.effect and self.effect.method else None) or self.metric
+
+    def valid(self, name: str) -> tuple[float, float]:
+        """The declared valid range of metric ``name`` (unbounded if none is declared)."""
+        return tuple(self.ranges.get(name, REAL))  # type: ignore[return-value]
 
     @property
     def needs(self) -> tuple[str, ...]:
@@ -132,7 +206,11 @@ class Claim:
 
 @dataclass
 class ClaimResult:
-    """A measured claim: the number with its CI, then the verdict and why."""
+    """A measured claim: the number with its CI, then the verdict and why.
+
+    ``power`` is the probability that the claim would pass if the paper's ``effect`` were true at this
+    run's seed-to-seed spread (:mod:`icml24.core.power`); NaN where it cannot be computed (no effect
+    declared, fewer than two seeds, not checkable)."""
 
     claim_id: str
     kind: str
@@ -147,6 +225,16 @@ class ClaimResult:
     statement: str = ""
     where: str = ""
     paper_value: str | None = None
+    power: float = math.nan
+    effect: float = math.nan
+    effect_source: str = ""
+
+    @property
+    def label(self) -> str:
+        """The verdict as shown: ``inconclusive (power 0.42)`` carries its power."""
+        if self.verdict is Verdict.INCONCLUSIVE:
+            return f"inconclusive (power {_fmt_power(self.power)})"
+        return self.verdict.value
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -157,29 +245,129 @@ class ClaimResult:
     def from_dict(cls, d: Mapping[str, Any]) -> "ClaimResult":
         d = dict(d)
         d["verdict"] = Verdict(d["verdict"])
-        for key in ("value", "low", "high"):
+        for key in ("value", "low", "high", "power", "effect"):
             d[key] = math.nan if d.get(key) is None else float(d[key])
         return cls(**d)
+
+
+def _fmt_power(p: float | None) -> str:
+    return "-" if p is None or math.isnan(p) else f"{p:.2f}"
+
+
+def verdict_label(c: Mapping[str, Any]) -> str:
+    """:attr:`ClaimResult.label` of a stored claim dict (``results/<slug>/<preset>.json``)."""
+    if c["verdict"] == Verdict.INCONCLUSIVE.value:
+        return f"inconclusive (power {_fmt_power(c.get('power'))})"
+    return str(c["verdict"])
 
 
 def _nan(x: float) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+@dataclass(frozen=True)
+class _PerSeed:
+    """A claim reduced to per-seed values whose mean is its statistic, and how to plant an effect in them.
+
+    The per-seed values are ``base + sign * method`` (see :func:`icml24.core.power.plant`)."""
+
+    base: Any  # (S,) array
+    sign: float
+    method: Any  # (S,) array: the method's values, shifted by planting
+    valid: tuple[float, float]
+    drift: Any = None  # (S,) tail drift per seed (convergence)
+
+    @property
+    def values(self):
+        return self.base + self.sign * self.method
+
+
+def _per_seed(claim: Claim, result: "RunResult") -> _PerSeed:
+    """Per-seed values of a claim of any kind but ``constraint`` (whose values are the metric itself)."""
+    import numpy as np
+
+    if claim.kind in ("order", "equiv"):
+        assert claim.against is not None  # guaranteed by Claim.__post_init__
+        m, a = result.metric(claim.metric), result.metric(claim.against)
+        if claim.method == claim.against:
+            return _PerSeed(m, -1.0, a, claim.valid(claim.against))
+        return _PerSeed(-a, 1.0, m, claim.valid(claim.metric))
+    if claim.kind in ("within", "constraint"):
+        v = result.metric(claim.metric)
+        return _PerSeed(np.zeros_like(v), 1.0, v, claim.valid(claim.metric))
+    if claim.kind == "slope":
+        assert claim.against is not None
+        lx = np.log(result.curve(claim.against)[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ly = np.log(result.curve(claim.metric))  # (S, P)
+        xc = lx - lx.mean()
+        slopes = ly @ xc / float(xc @ xc)  # (S,): their mean is the slope of the mean log curve
+        return _PerSeed(np.zeros_like(slopes), 1.0, slopes, REAL)
+    ys = result.curve(claim.metric)  # convergence: (S, P)
+    w = max(1, ys.shape[1] // 4)
+    # tail drift: how far the last quarter of the curve strays from its final value
+    tail = ys[:, -1 - w:] if ys.shape[1] > w else ys[:, :0]
+    drift = np.max(np.abs(tail - ys[:, -1:]), axis=1) if tail.size else np.full(ys.shape[0], math.nan)
+    last = ys[:, -1]
+    return _PerSeed(np.zeros_like(last), 1.0, last, claim.valid(claim.metric), drift)
+
+
+def claim_power(claim: Claim, result: "RunResult", preset: str) -> float:
+    """Probability that ``claim`` passes at ``preset`` if the paper's effect were true at ``result``'s
+    seed-to-seed spread (:mod:`icml24.core.power`); NaN without an effect, a band or two seeds."""
+    from icml24.core import power
+
+    band = claim.bands.get(preset)
+    if band is None or claim.effect is None or len(result.seeds) < 2:
+        return math.nan
+    ps = _per_seed(claim, result)
+    target = claim.effect.value
+    if claim.kind == "constraint":  # the statistic is the worst seed: plant so that it equals the effect
+        import numpy as np
+
+        worst = float(np.max(ps.values) if band.hi < math.inf else np.min(ps.values))
+        target = float(np.mean(ps.values)) + target - worst
+    planted = power.plant(ps.base, ps.method, ps.sign, target, ps.valid)
+    # where the paper is right a convergence curve has converged: its tail drift is not planted
+    return power.pass_rate(planted.values, band.contains, constraint=claim.kind == "constraint")
+
+
+def plant_effect(claim: Claim, result: "RunResult", preset: str = "quick") -> "RunResult":
+    """A copy of ``result`` with the paper's effect planted in the method's metric of every seed (the
+    positive control: shifted so the statistic equals the effect, clipped to the valid range). Order,
+    equiv and within claims; other kinds plant through :func:`claim_power` only."""
+    import copy
+
+    from icml24.core import power
+
+    if claim.effect is None or claim.kind not in ("order", "equiv", "within"):
+        raise ValueError(f"claim {claim.id}: plant_effect needs an order, equiv or within claim with an effect")
+    ps = _per_seed(claim, result)
+    planted = power.plant(ps.base, ps.method, ps.sign, claim.effect.value, ps.valid)
+    out = copy.deepcopy(result)
+    for s, v in zip(out.seeds, planted.method):
+        s.metrics[claim.method] = float(v)
+    return out
+
+
 def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
     """Measure ``claim`` on ``result`` and give its verdict at ``preset`` (see module docstring)."""
     import numpy as np
 
-    from icml24.core import stats
+    from icml24.core import power, stats
 
     band = claim.bands.get(preset)
     band_text = band.describe() if band else "-"
     if claim.kind == "constraint":
         band_text = band_text.replace("CI", "every seed")
+    effect = claim.effect.value if claim.effect else math.nan
+    source = claim.effect.source if claim.effect else ""
 
-    def out(verdict: Verdict, value=math.nan, low=math.nan, high=math.nan, n=0, detail="") -> ClaimResult:
+    def out(verdict: Verdict, value=math.nan, low=math.nan, high=math.nan, n=0, detail="",
+            pw=math.nan) -> ClaimResult:
         return ClaimResult(claim.id, claim.kind, preset, verdict, float(value), float(low), float(high),
-                           int(n), band_text, detail, claim.statement, claim.where, claim.paper_value)
+                           int(n), band_text, detail, claim.statement, claim.where, claim.paper_value,
+                           float(pw), float(effect), source)
 
     have = result.curve_names() if claim.reads_curves else result.metric_names()
     missing = [m for m in claim.needs if m not in have]
@@ -193,45 +381,32 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
                 return out(Verdict.NOT_CHECKABLE, n=len(result.seeds),
                            detail=f"seed {s.seed} diverged: {name} is NaN (see the run's 'diverged')")
 
-    drift = math.nan
-    if claim.kind in ("order", "equiv"):
-        assert claim.against is not None  # guaranteed by Claim.__post_init__
-        diff = result.metric(claim.metric) - result.metric(claim.against)
-        est = stats.mean_ci(diff)
-        value, low, high, n = est
-    elif claim.kind == "within":
-        value, low, high, n = stats.mean_ci(result.metric(claim.metric))
-    elif claim.kind == "slope":
+    if claim.kind == "slope":
         assert claim.against is not None  # guaranteed by Claim.__post_init__
         xs = result.curve(claim.against)  # (S, P)
-        ys = result.curve(claim.metric)
         if xs.size and not np.allclose(xs, xs[:1], equal_nan=True):
-            return out(Verdict.FAIL, detail="seeds disagree on the x grid of the slope")
-        value, low, high, n = stats.slope_over_seeds(xs[0], ys)
+            return out(Verdict.NOT_CHECKABLE, detail="seeds disagree on the x grid of the slope")
+        value, low, high, n = stats.slope_over_seeds(xs[0], result.curve(claim.metric))
     elif claim.kind == "constraint":
         vals = result.metric(claim.metric)
         n = vals.size
         if n == 0 or not np.all(np.isfinite(vals)):
-            return out(Verdict.FAIL, n=n, detail="measured value is NaN or missing")
+            return out(Verdict.NOT_CHECKABLE, n=n, detail="measured value is NaN or missing")
         low, high = float(vals.min()), float(vals.max())
         b = band or Band()
-        worst = high if b.hi < math.inf else low
-        value = worst
+        value = high if b.hi < math.inf else low  # the worst seed
         if band is None:
             return out(Verdict.NOT_CHECKABLE, value, low, high, n, f"no band at preset {preset!r}")
         inside = sum(b.contains(v, v) for v in vals)
-        return out(Verdict.PASS if inside == n else Verdict.FAIL, value, low, high, n,
-                   f"worst seed {worst:.4g}; {inside} of {n} seeds inside band")
-    else:  # convergence
-        ys = result.curve(claim.metric)  # (S, P)
-        value, low, high, n = stats.mean_ci(ys[:, -1])
-        w = max(1, ys.shape[1] // 4)
-        # tail drift: how far the last quarter of the curve strays from its final value (mean over seeds)
-        tail = ys[:, -1 - w:] if ys.shape[1] > w else ys[:, :0]
-        drift = float(np.mean(np.max(np.abs(tail - ys[:, -1:]), axis=1))) if tail.size else math.nan
+        pw = claim_power(claim, result, preset)
+        ok = inside == n
+        return out(_verdict(ok, pw), value, low, high, n,
+                   f"worst seed {value:.4g}; {inside} of {n} seeds inside band{_power_text(claim, pw)}", pw)
+    else:
+        value, low, high, n = stats.mean_ci(_per_seed(claim, result).values)
 
     if _nan(value):
-        return out(Verdict.FAIL, value, low, high, n, "measured value is NaN (a seed diverged or is missing)")
+        return out(Verdict.NOT_CHECKABLE, value, low, high, n, "measured value is NaN (a seed is missing)")
     if band is None:
         return out(Verdict.NOT_CHECKABLE, value, low, high, n,
                    claim.note or f"no pass band at preset {preset!r}: too small to test this claim")
@@ -240,9 +415,26 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
     ok = band.contains(low, high)
     detail = f"{n} seeds"
     if claim.kind == "convergence":
+        drift = float(np.mean(_per_seed(claim, result).drift))
         ok = ok and (drift <= band.tol if not _nan(drift) else band.tol == math.inf)
         detail += f"; tail drift {drift:.3g}"
-    return out(Verdict.PASS if ok else Verdict.FAIL, value, low, high, n, detail)
+    pw = claim_power(claim, result, preset)
+    return out(_verdict(ok, pw), value, low, high, n, detail + _power_text(claim, pw), pw)
+
+
+def _verdict(ok: bool, pw: float) -> Verdict:
+    """pass; fail only where the run could have seen the paper's effect (power >= FAIL_POWER); else inconclusive."""
+    from icml24.core.power import FAIL_POWER
+
+    if ok:
+        return Verdict.PASS
+    return Verdict.FAIL if not _nan(pw) and pw >= FAIL_POWER else Verdict.INCONCLUSIVE
+
+
+def _power_text(claim: Claim, pw: float) -> str:
+    if claim.effect is None:
+        return "; no paper effect declared: power unknown"
+    return f"; power {_fmt_power(pw)} for the paper's effect {claim.effect.describe()}"
 
 
 def evaluate_all(claims: Iterable[Claim], result: "RunResult", preset: str) -> list[ClaimResult]:
