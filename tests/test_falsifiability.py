@@ -1,4 +1,5 @@
-"""Every claim can fail: on a null result it does not pass.
+"""Every claim can fail: on a null result it does not pass; and every claim can pass: with the paper's
+effect planted in the published run, it passes where the run's power says it should (the positive control).
 
 For each paper, the published QUICK run is taken and, claim by claim, the metric the claim reads is
 replaced by its null (``icml24.core.claims.Null``): the baseline swapped with the method for an order
@@ -12,7 +13,8 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from icml24.core.claims import Null, Verdict, apply_null, default_null, evaluate
+from icml24.core.claims import Null, Verdict, apply_null, default_null, evaluate, plant_effect
+from icml24.core.power import FAIL_POWER
 from icml24.core.registry import get_paper, list_papers
 from icml24.core.results import RunResult, read_json
 
@@ -35,7 +37,7 @@ def test_a_null_result_does_not_pass(slug, claim_id):
     null = _null(paper, claim)
     assert null is not None, f"{slug} {claim_id} ({claim.kind}) declares no null in claims.NULLS"
     verdict = evaluate(claim, apply_null(published, null, claim.reads_curves), "quick")
-    assert verdict.verdict is not Verdict.PASS, \
+    assert verdict.verdict in (Verdict.FAIL, Verdict.INCONCLUSIVE), \
         f"{slug} {claim_id} passes on its null ({null.why}): value {verdict.value}, band {verdict.band}"
 
 
@@ -46,3 +48,22 @@ def test_declared_nulls_name_real_claims_and_metrics():
         for cid, null in getattr(paper.claims_module, "NULLS", {}).items():
             assert cid in ids, f"{slug}: NULLS names unknown claim {cid}"
             assert null.metric in ids[cid].needs, f"{slug} {cid}: the null replaces {null.metric}, not read by the claim"
+
+
+@pytest.mark.parametrize("slug, claim_id", CASES)
+def test_the_planted_paper_effect_passes_with_the_computed_power(slug, claim_id):
+    """The positive control: the published run with the paper's effect planted (the method's per-seed
+    values shifted so the statistic equals the effect, clipped to the metric's range) passes where the
+    run's power is high, and is never a failure (its power is the run's power: it could not fail)."""
+    paper = get_paper(slug)
+    claim = next(c for c in paper.claims if c.id == claim_id)
+    published = RunResult.from_dict(read_json(REPO / "results" / slug / "quick.json"))
+    real = evaluate(claim, published, "quick")
+    if real.verdict is Verdict.NOT_CHECKABLE:
+        pytest.skip(f"{slug} {claim_id} is not checkable at QUICK ({real.detail})")
+    assert claim.effect is not None, f"{slug} {claim_id} declares no paper effect"
+    planted = evaluate(claim, plant_effect(claim, published), "quick")
+    assert planted.verdict is not Verdict.FAIL, f"{slug} {claim_id}: the planted effect fails ({planted.detail})"
+    if real.power >= FAIL_POWER:
+        assert planted.verdict is Verdict.PASS, \
+            f"{slug} {claim_id}: power {real.power:.2f} but the planted effect does not pass ({planted.detail})"

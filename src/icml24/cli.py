@@ -171,13 +171,16 @@ class _Progress:
 def _claims_table(slug: str, claims: list[dict]):
     from rich.table import Table
 
-    from icml24.core.publish import fmt
+    from icml24.core.claims import verdict_label
+    from icml24.core.publish import fmt, fmt_power
 
-    table = Table("id", "kind", "measured", "95% CI", "pass band", "verdict", "detail", title=f"{slug}: claims")
+    table = Table("id", "kind", "measured", "95% CI", "pass band", "paper's effect", "power", "verdict", "detail",
+                  title=f"{slug}: claims")
     for c in claims:
         style = _verdict_style(c["verdict"])
         table.add_row(c["claim_id"], c["kind"], fmt(c["value"]), f"[{fmt(c['low'])}, {fmt(c['high'])}]",
-                      c["band"], f"[{style}]{c['verdict']}[/{style}]", c["detail"])
+                      c["band"], fmt(c.get("effect")), fmt_power(c.get("power")),
+                      f"[{style}]{verdict_label(c)}[/{style}]", c["detail"])
     table.columns[-1].overflow = "fold"
     return table
 
@@ -229,12 +232,19 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
     return 1 if outcomes[0].failed else 0
 
 
-def check(slug: str, from_: Optional[Path], results: Path) -> int:
-    """Re-check a paper's claims on stored results; exit 1 if any claim fails."""
-    from icml24.core.registry import get_paper
+def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> int:
+    """Re-check a paper's claims on stored results; exit 1 if any claim fails (an inconclusive claim,
+    whose run could not have seen the paper's effect, does not). ``--republish`` writes the re-checked
+    claims back into every published preset of the paper (the per-seed numbers are untouched) and, for
+    quick, its README block."""
+    from icml24.core.publish import update_readme
+    from icml24.core.registry import PRESETS, get_paper
+    from icml24.core.results import read_json, write_json
     from icml24.core.store import load_run
 
     paper = get_paper(slug)
+    if republish and from_ is not None:
+        raise UserError("--republish rewrites results/<slug>/<preset>.json; it takes no --from")
     source = from_ if from_ is not None else results / slug / "quick.json"
     if from_ is None and not source.is_file():
         raise UserError(f"no published results at {source}; run `icml24 run {slug}` first or pass --from")
@@ -243,6 +253,17 @@ def check(slug: str, from_: Optional[Path], results: Path) -> int:
         raise UserError(f"{source} holds results of {result.slug!r}, not {slug!r}")
     claims = [c.to_dict() for c in paper.check(result, result.preset)]
     _console().print(_claims_table(slug, claims))
+    if republish:
+        for preset in PRESETS:
+            path = results / slug / f"{preset}.json"
+            if not path.is_file():
+                continue
+            summary = read_json(path)
+            summary["claims"] = [c.to_dict() for c in paper.check(load_run(path), preset)]
+            write_json(path, summary)
+            if preset == "quick" and paper.readme.is_file():
+                update_readme(paper.readme, summary)
+            _console().print(f"republished: {path}")
     return 1 if any(c["verdict"] == "fail" for c in claims) else 0
 
 
@@ -280,7 +301,8 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
     from rich.table import Table
 
     from icml24.core import checks
-    from icml24.core.publish import fmt
+    from icml24.core.claims import verdict_label
+    from icml24.core.publish import fmt, fmt_power
     from icml24.core.registry import list_papers
     from icml24.core.results import read_json
 
@@ -301,7 +323,7 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
     outcomes = _run_requests([r for r, _ in requests], out, results, executor, workers, address, None, False,
                              redo_corrupt)
     table = Table("paper", "claim", "published", "held-out seeds", "agree", "held-out value [95% CI]",
-                  title=f"{preset}: published seeds vs seeds + {offset}")
+                  "power (published / held-out)", title=f"{preset}: published seeds vs seeds + {offset}")
     flips = 0
     for o, (_, published) in zip(outcomes, requests):
         fresh = {c["claim_id"]: c for c in (o.result.claims if o.result else [])}
@@ -309,8 +331,9 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
             f = fresh.get(c["claim_id"], {"verdict": "missing", "value": None, "low": None, "high": None})
             same = f["verdict"] == c["verdict"]
             flips += not same
-            table.add_row(o.request.paper.slug, c["claim_id"], c["verdict"], f["verdict"],
-                          "yes" if same else "[red]NO[/red]", f"{fmt(f['value'])} [{fmt(f['low'])}, {fmt(f['high'])}]")
+            table.add_row(o.request.paper.slug, c["claim_id"], verdict_label(c), verdict_label(f),
+                          "yes" if same else "[red]NO[/red]", f"{fmt(f['value'])} [{fmt(f['low'])}, {fmt(f['high'])}]",
+                          f"{fmt_power(c.get('power'))} / {fmt_power(f.get('power'))}")
     _console().print(table)
     _console().print(f"{flips} verdict(s) differ from the published ones")
     return 1 if flips or any(o.failed for o in outcomes) else 0
@@ -382,10 +405,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a config field (repeatable); `icml24 show SLUG` lists the fields")
     p.add_argument("--device", default=None, help="cpu | cuda (papers whose config has a device field)")
     p = sub.add_parser("check", help="re-check claims on stored results (exit 1 on a failed claim)",
-                       description="Re-check a paper's claims on stored results; exit 1 if any claim fails.")
+                       description="Re-check a paper's claims on stored results; exit 1 if any claim fails "
+                       "(inconclusive: the run had power < 0.8 to see the paper's effect; not a failure).")
     p.add_argument("slug")
     p.add_argument("--from", dest="from_", type=Path, default=None,
                    help="run directory (default: results/<slug>/quick.json)")
+    p.add_argument("--republish", action="store_true",
+                   help="write the re-checked claims into results/<slug>/*.json and the README block")
     results_opt(p)
     p = sub.add_parser("reproduce", help="every paper at a preset, then the report (resumes)",
                        description="Every paper at a preset, then the report. Finished seeds are not run again.")

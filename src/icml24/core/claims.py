@@ -312,6 +312,22 @@ def _per_seed(claim: Claim, result: "RunResult") -> _PerSeed:
     return _PerSeed(np.zeros_like(last), 1.0, last, claim.valid(claim.metric), drift)
 
 
+def _planted(claim: Claim, result: "RunResult", preset: str):
+    """The claim's per-seed values and the :class:`~icml24.core.power.Planted` effect in them."""
+    import numpy as np
+
+    from icml24.core import power
+
+    assert claim.effect is not None
+    ps = _per_seed(claim, result)
+    target = claim.effect.value
+    if claim.kind == "constraint":  # the statistic is the worst seed: plant so that it equals the effect
+        band = claim.bands.get(preset) or Band()
+        worst = float(np.max(ps.values) if band.hi < math.inf else np.min(ps.values))
+        target = float(np.mean(ps.values)) + target - worst
+    return ps, power.plant(ps.base, ps.method, ps.sign, target, ps.valid)
+
+
 def claim_power(claim: Claim, result: "RunResult", preset: str) -> float:
     """Probability that ``claim`` passes at ``preset`` if the paper's effect were true at ``result``'s
     seed-to-seed spread (:mod:`icml24.core.power`); NaN without an effect, a band or two seeds."""
@@ -320,33 +336,36 @@ def claim_power(claim: Claim, result: "RunResult", preset: str) -> float:
     band = claim.bands.get(preset)
     if band is None or claim.effect is None or len(result.seeds) < 2:
         return math.nan
-    ps = _per_seed(claim, result)
-    target = claim.effect.value
-    if claim.kind == "constraint":  # the statistic is the worst seed: plant so that it equals the effect
-        import numpy as np
-
-        worst = float(np.max(ps.values) if band.hi < math.inf else np.min(ps.values))
-        target = float(np.mean(ps.values)) + target - worst
-    planted = power.plant(ps.base, ps.method, ps.sign, target, ps.valid)
+    _, planted = _planted(claim, result, preset)
     # where the paper is right a convergence curve has converged: its tail drift is not planted
     return power.pass_rate(planted.values, band.contains, constraint=claim.kind == "constraint")
 
 
 def plant_effect(claim: Claim, result: "RunResult", preset: str = "quick") -> "RunResult":
-    """A copy of ``result`` with the paper's effect planted in the method's metric of every seed (the
-    positive control: shifted so the statistic equals the effect, clipped to the valid range). Order,
-    equiv and within claims; other kinds plant through :func:`claim_power` only."""
+    """A copy of ``result`` with the paper's effect planted in every seed: the positive control.
+
+    The method's metric is shifted so that the claim's statistic equals the effect (clipped to its valid
+    range); a slope claim's curve is multiplied by ``x ** d`` (its log-log slope moves by ``d``); a
+    convergence curve is shifted and its tail (the quarter the drift reads) set to its planted end."""
     import copy
 
-    from icml24.core import power
+    import numpy as np
 
-    if claim.effect is None or claim.kind not in ("order", "equiv", "within"):
-        raise ValueError(f"claim {claim.id}: plant_effect needs an order, equiv or within claim with an effect")
-    ps = _per_seed(claim, result)
-    planted = power.plant(ps.base, ps.method, ps.sign, claim.effect.value, ps.valid)
+    if claim.effect is None:
+        raise ValueError(f"claim {claim.id}: no Effect to plant")
+    ps, planted = _planted(claim, result, preset)
     out = copy.deepcopy(result)
-    for s, v in zip(out.seeds, planted.method):
-        s.metrics[claim.method] = float(v)
+    for s, old, new in zip(out.seeds, ps.method, planted.method):
+        if claim.kind == "slope":
+            assert claim.against is not None
+            x = np.asarray(s.curves[claim.against])
+            s.curves[claim.metric] = list(np.asarray(s.curves[claim.metric]) * (x / x[0]) ** (new - old))
+        elif claim.kind == "convergence":
+            ys = np.asarray(s.curves[claim.metric]) + (new - old)
+            ys[-1 - max(1, ys.size // 4):] = new
+            s.curves[claim.metric] = list(map(float, ys))
+        else:
+            s.metrics[claim.method] = float(new)
     return out
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from icml24.core import results as R
-from icml24.core.publish import fmt
+from icml24.core.claims import VERDICTS, verdict_label
+from icml24.core.publish import fmt, fmt_power
 from icml24.core.registry import get_paper
 from icml24.core.report import markdown
 
@@ -59,6 +60,8 @@ def build_report(out: str | Path = "report", results_root: str | Path = "results
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
+    env.filters["power"] = fmt_power
+    env.filters["verdict_label"] = verdict_label
     env.filters["md"] = markdown.render
     papers = [_paper_context(s, results_root, preset) for s in slugs]
     papers.sort(key=lambda p: p["card"].number)
@@ -74,5 +77,5 @@ def build_report(out: str | Path = "report", results_root: str | Path = "results
         html = env.get_template("paper.html").render(p=p)
         R.atomic_write_text(out / "papers" / f"{p['slug']}.html", html)
     R.atomic_write_text(out / "style.css", (TEMPLATES / "style.css").read_text(encoding="utf-8"))
-    index = env.get_template("index.html").render(papers=papers, preset=preset)
+    index = env.get_template("index.html").render(papers=papers, preset=preset, verdict_names=VERDICTS)
     return R.atomic_write_text(out / "index.html", index)
