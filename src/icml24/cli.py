@@ -60,10 +60,12 @@ def show(slug: str) -> int:
         con.print(f"paper: {card.url}")
     if card.official_code:
         con.print(f"official code: {card.official_code}")
-    claims = Table("id", "kind", "claim", "where", *[f"band ({p})" for p in PRESETS], title="Claims")
+    claims = Table("id", "kind", "claim", "where", *[f"band ({p})" for p in PRESETS], "paper's effect",
+                   title="Claims")
     for c in paper.claims:
+        effect = f"{c.effect.describe()}: {c.effect.source}" if c.effect else "-"
         claims.add_row(c.id, c.kind, c.statement, c.where,
-                       *[c.bands[p].describe() if p in c.bands else "not checkable" for p in PRESETS])
+                       *[c.bands[p].describe() if p in c.bands else "not checkable" for p in PRESETS], effect)
     con.print(claims)
     docs = field_docs(paper.config_type)
     presets = Table("field", *PRESETS, "meaning", title="Presets")
