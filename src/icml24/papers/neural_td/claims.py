@@ -37,15 +37,15 @@ CLAIMS = (
           WHERE, "order", metric="log10_floor_w1", against="log10_floor_w2",
           statistic="log10 floor(m1) - log10 floor(m2) per seed; floor = ||Q(theta_inf) - Q_ref||_mu^2 of the "
                     "expected-update limit", bands={"quick": Band(lo=0.0), "full": Band(lo=0.0)},
-          effect=Effect(0.30, "main theorem [R]: width term ~ m^-1/2 in the squared error (as the notes recall "
-                              "it) -> a 4x wider net lowers log10 floor by 0.5 log10(4) = 0.30", method="log10_floor_w2"),
+          effect=Effect(0.30, "main theorem [R]: width term ~ m^-1/2 in the squared error -> a 4x wider net "
+                              "lowers the log10 floor by 0.5 log10(4) = 0.30", method="log10_floor_w2"),
           ranges={"log10_floor_w1": REAL, "log10_floor_w2": REAL}),
     Claim("C2b", "The error floor is controlled by the width (middle vs largest width) [paraphrase].",
           WHERE, "order", metric="log10_floor_w2", against="log10_floor_w3",
           statistic="log10 floor(m2) - log10 floor(m3) per seed",
           bands={"quick": Band(lo=0.0), "full": Band(lo=0.0)},
-          effect=Effect(0.30, "main theorem [R]: width term ~ m^-1/2 in the squared error (as the notes recall "
-                              "it) -> a 4x wider net lowers log10 floor by 0.5 log10(4) = 0.30", method="log10_floor_w3"),
+          effect=Effect(0.30, "main theorem [R]: width term ~ m^-1/2 in the squared error -> a 4x wider net "
+                              "lowers the log10 floor by 0.5 log10(4) = 0.30", method="log10_floor_w3"),
           ranges={"log10_floor_w2": REAL, "log10_floor_w3": REAL}),
     Claim("C3", "The rate holds under Markovian sampling, the same as with i.i.d. samples (mixing only "
                 "changes constants) [paraphrase].", WHERE, "equiv",
