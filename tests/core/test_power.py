@@ -120,3 +120,15 @@ def test_effect_and_range_validation():
         Claim("C", "s", "w", "within", "a", ranges={"zzz": PROB})
     with pytest.raises(ValueError, match="method"):
         Claim("C", "s", "w", "within", "a", effect=Effect(0.1, "x", method="b"))
+
+
+def test_seeds_for_power_follows_the_square_root_law():
+    """A normal mean with sd 1 and effect 0.5 needs about ((1.96 + 0.84) / 0.5)^2 = 31 seeds for power 0.8."""
+    from icml24.core.claims import seeds_for_power
+
+    r = run_of([{"a": float(v)} for v in 0.5 + normal_scores(8, 1.0)])
+    c = Claim("C", "s", "w", "within", "a", bands={"quick": Band(lo=0)}, effect=Effect(0.5, "test"))
+    n = seeds_for_power(c, r, "quick")
+    assert n is not None and 22 <= n <= 40
+    at_ceiling = Claim("C", "s", "w", "within", "a", bands={"quick": Band(lo=0.6)}, effect=Effect(0.5, "test"))
+    assert seeds_for_power(at_ceiling, r, "quick", max_seeds=64) is None  # the effect lies outside the band

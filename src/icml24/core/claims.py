@@ -328,9 +328,10 @@ def _planted(claim: Claim, result: "RunResult", preset: str):
     return ps, power.plant(ps.base, ps.method, ps.sign, target, ps.valid)
 
 
-def claim_power(claim: Claim, result: "RunResult", preset: str) -> float:
+def claim_power(claim: Claim, result: "RunResult", preset: str, n_seeds: int | None = None) -> float:
     """Probability that ``claim`` passes at ``preset`` if the paper's effect were true at ``result``'s
-    seed-to-seed spread (:mod:`icml24.core.power`); NaN without an effect, a band or two seeds."""
+    seed-to-seed spread (:mod:`icml24.core.power`), for a run with ``n_seeds`` seeds (default: as many as
+    ``result``); NaN without an effect, a band or two seeds."""
     from icml24.core import power
 
     band = claim.bands.get(preset)
@@ -338,7 +339,23 @@ def claim_power(claim: Claim, result: "RunResult", preset: str) -> float:
         return math.nan
     _, planted = _planted(claim, result, preset)
     # where the paper is right a convergence curve has converged: its tail drift is not planted
-    return power.pass_rate(planted.values, band.contains, constraint=claim.kind == "constraint")
+    return power.pass_rate(planted.values, band.contains, constraint=claim.kind == "constraint", n_seeds=n_seeds)
+
+
+def seeds_for_power(claim: Claim, result: "RunResult", preset: str, target: float = 0.8,
+                    max_seeds: int = 512) -> int | None:
+    """The fewest seeds (on a grid growing by 1.25x) at which ``claim`` would have power >= ``target`` at
+    ``result``'s spread; None if even ``max_seeds`` would not (an effect the band cannot reach, a
+    baseline at its ceiling) or the power cannot be computed. Sizes a preset from a pilot run."""
+    n = max(2, len(result.seeds))
+    while n <= max_seeds:
+        pw = claim_power(claim, result, preset, n_seeds=n)
+        if math.isnan(pw):
+            return None
+        if pw >= target:
+            return n
+        n = max(n + 1, int(n * 1.25))
+    return None
 
 
 def plant_effect(claim: Claim, result: "RunResult", preset: str = "quick") -> "RunResult":

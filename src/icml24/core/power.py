@@ -119,7 +119,8 @@ def mean_ci_rows(rows: np.ndarray, level: float = 0.95, n_boot: int = N_BOOT) ->
 
 
 def pass_rate(values: np.ndarray, contains, *, drift: np.ndarray | None = None, tol: float = math.inf,
-              constraint: bool = False, replicates: int = POWER_REPLICATES, seed: int = POWER_SEED) -> float:
+              constraint: bool = False, replicates: int = POWER_REPLICATES, seed: int = POWER_SEED,
+              n_seeds: int | None = None) -> float:
     """Fraction of resampled seed sets of ``values`` whose CI (or, for a constraint, every seed) passes.
 
     Args:
@@ -128,12 +129,15 @@ def pass_rate(values: np.ndarray, contains, *, drift: np.ndarray | None = None, 
         drift: per-seed tail drift of a convergence curve; a set passes only if its mean drift <= ``tol``.
         constraint: every seed of the set must lie inside the band (no CI).
         replicates: resampled sets; seed: their generator's seed.
+        n_seeds: seeds per resampled set (default: as many as ``values``): the power a run with that many
+            seeds would have at the same spread.
     """
     values = np.asarray(values, dtype=np.float64)
     n = values.size
     if n < 2 or not np.all(np.isfinite(values)):
         return math.nan
-    sets = np.random.default_rng(seed).integers(0, n, size=(replicates, n))  # (R, n) seed indices
+    size = n if n_seeds is None else n_seeds
+    sets = np.random.default_rng(seed).integers(0, n, size=(replicates, size))  # (R, size) seed indices
     if constraint:
         inside = np.array([contains(v, v) for v in values])
         return float(np.mean(inside[sets].all(axis=1)))
