@@ -184,6 +184,8 @@ def _claims_table(slug: str, claims: list[dict]):
                       c["band"], fmt(c.get("effect")), fmt_power(c.get("power")),
                       f"[{style}]{verdict_label(c)}[/{style}]", c["detail"])
     table.columns[-1].overflow = "fold"
+    table.columns[-2].min_width = 12  # the verdict (and an inconclusive claim's power) is never cut short
+    table.columns[-2].overflow = "fold"
     return table
 
 

@@ -78,14 +78,23 @@ def test_run_saves_overrides_then_check_reads_the_run(tmp_path):
     assert chk.returncode == 0 and "C1" in chk.stdout
 
 
-def test_check_exits_1_when_a_claim_fails(tmp_path):
-    # 3 replications per n make the t-interval coverage (claim C4, every seed > 0.9 at quick) fail;
-    # the run itself succeeds (a failed claim is a result, not an error), `check` then exits 1.
+def test_check_exits_1_on_a_failed_claim_not_on_an_inconclusive_one(tmp_path):
+    # 3 replications per n and 3 seeds: the claims that miss their bands (C1 - C4) had too little power to
+    # see the paper's effect, so they are inconclusive and `check` exits 0 (the run itself succeeds).
     out = run_cli("run", "_template", "--preset", "quick", "--set", "reps=3", "--set", "coverage_n=2",
                   "--seeds", "0-2", "--out", "runs", "--results", "results", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (rdir,) = (tmp_path / "runs" / "_template" / "quick").iterdir()
     chk = run_cli("check", "_template", "--from", str(rdir), cwd=tmp_path)
+    assert chk.returncode == 0 and "inconclusive" in chk.stdout and "fail" not in chk.stdout
+    # the same run with an estimator that ignores the data (C5's null: bias -1, where the paper's unbiased
+    # estimator would pass with power 1): a real failure, exit 1
+    run = json.loads((rdir / "result.json").read_text())
+    for seed in run["seeds"]:
+        seed["metrics"]["estimate"] = 0.0
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(run))
+    chk = run_cli("check", "_template", "--from", str(broken), cwd=tmp_path)
     assert chk.returncode == 1 and "fail" in chk.stdout
 
 

@@ -390,7 +390,7 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
     """Measure ``claim`` on ``result`` and give its verdict at ``preset`` (see module docstring)."""
     import numpy as np
 
-    from icml24.core import power, stats
+    from icml24.core import stats
 
     band = claim.bands.get(preset)
     band_text = band.describe() if band else "-"
@@ -468,9 +468,8 @@ def _verdict(ok: bool, pw: float) -> Verdict:
 
 
 def _power_text(claim: Claim, pw: float) -> str:
-    if claim.effect is None:
-        return "; no paper effect declared: power unknown"
-    return f"; power {_fmt_power(pw)} for the paper's effect {claim.effect.describe()}"
+    """What the detail adds about power (the power itself has its own field and column)."""
+    return "; no paper effect declared: power unknown" if claim.effect is None else ""
 
 
 def evaluate_all(claims: Iterable[Claim], result: "RunResult", preset: str) -> list[ClaimResult]:
