@@ -47,7 +47,7 @@ SMOKE = Config(n_items=6, n_positions=2, dim=3, horizon=300, first_checkpoint=20
 QUICK = Config()
 FULL = Config(horizon=100_000, n_checkpoints=16, n_items=50, n_positions=5, refit_growth=0.02,
               grid_items=(10, 20, 50, 100, 200), grid_positions=(2, 3, 5, 5, 10))
-SEEDS = {"smoke": (0,), "quick": tuple(range(6)), "full": tuple(range(20))}
+SEEDS = {"smoke": (0,), "quick": tuple(range(40)), "full": tuple(range(40))}
 
 
 def validate(config: Config) -> None:
