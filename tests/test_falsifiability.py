@@ -26,14 +26,20 @@ def _null(paper, claim) -> Null | None:
     return declared.get(claim.id) or default_null(claim)
 
 
-@pytest.mark.parametrize("slug, claim_id", CASES)
-def test_a_null_result_does_not_pass(slug, claim_id):
+def _checkable(slug: str, claim_id: str):
+    """The paper, the claim, its published QUICK run and its verdict there (skips a claim not checkable)."""
     paper = get_paper(slug)
     claim = next(c for c in paper.claims if c.id == claim_id)
     published = RunResult.from_dict(read_json(REPO / "results" / slug / "quick.json"))
     real = evaluate(claim, published, "quick")
     if real.verdict is Verdict.NOT_CHECKABLE:
         pytest.skip(f"{slug} {claim_id} is not checkable at QUICK ({real.detail})")
+    return paper, claim, published, real
+
+
+@pytest.mark.parametrize("slug, claim_id", CASES)
+def test_a_null_result_does_not_pass(slug, claim_id):
+    paper, claim, published, real = _checkable(slug, claim_id)
     null = _null(paper, claim)
     assert null is not None, f"{slug} {claim_id} ({claim.kind}) declares no null in claims.NULLS"
     verdict = evaluate(claim, apply_null(published, null, claim.reads_curves), "quick")
@@ -55,12 +61,7 @@ def test_the_planted_paper_effect_passes_with_the_computed_power(slug, claim_id)
     """The positive control: the published run with the paper's effect planted (the method's per-seed
     values shifted so the statistic equals the effect, clipped to the metric's range) passes where the
     run's power is high, and is never a failure (its power is the run's power: it could not fail)."""
-    paper = get_paper(slug)
-    claim = next(c for c in paper.claims if c.id == claim_id)
-    published = RunResult.from_dict(read_json(REPO / "results" / slug / "quick.json"))
-    real = evaluate(claim, published, "quick")
-    if real.verdict is Verdict.NOT_CHECKABLE:
-        pytest.skip(f"{slug} {claim_id} is not checkable at QUICK ({real.detail})")
+    paper, claim, published, real = _checkable(slug, claim_id)
     assert claim.effect is not None, f"{slug} {claim_id} declares no paper effect"
     planted = evaluate(claim, plant_effect(claim, published), "quick")
     assert planted.verdict is not Verdict.FAIL, f"{slug} {claim_id}: the planted effect fails ({planted.detail})"
