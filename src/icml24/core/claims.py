@@ -231,10 +231,8 @@ class ClaimResult:
 
     @property
     def label(self) -> str:
-        """The verdict as shown: ``inconclusive (power 0.42)`` carries its power."""
-        if self.verdict is Verdict.INCONCLUSIVE:
-            return f"inconclusive (power {_fmt_power(self.power)})"
-        return self.verdict.value
+        """The verdict as shown: ``inconclusive (power 0.42)`` carries its power (:func:`verdict_label`)."""
+        return verdict_label({"verdict": self.verdict.value, "power": self.power})
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -439,7 +437,8 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
         return out(_verdict(ok, pw), value, low, high, n,
                    f"worst seed {value:.4g}; {inside} of {n} seeds inside band{_power_text(claim, pw)}", pw)
     else:
-        value, low, high, n = stats.mean_ci(_per_seed(claim, result).values)
+        per_seed = _per_seed(claim, result)
+        value, low, high, n = stats.mean_ci(per_seed.values)
 
     if _nan(value):
         return out(Verdict.NOT_CHECKABLE, value, low, high, n, "measured value is NaN (a seed is missing)")
@@ -451,7 +450,7 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
     ok = band.contains(low, high)
     detail = f"{n} seeds"
     if claim.kind == "convergence":
-        drift = float(np.mean(_per_seed(claim, result).drift))
+        drift = float(np.mean(per_seed.drift))
         ok = ok and (drift <= band.tol if not _nan(drift) else band.tol == math.inf)
         detail += f"; tail drift {drift:.3g}"
     pw = claim_power(claim, result, preset)

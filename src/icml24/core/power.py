@@ -118,15 +118,13 @@ def mean_ci_rows(rows: np.ndarray, level: float = 0.95, n_boot: int = N_BOOT) ->
     return low, high
 
 
-def pass_rate(values: np.ndarray, contains, *, drift: np.ndarray | None = None, tol: float = math.inf,
-              constraint: bool = False, replicates: int = POWER_REPLICATES, seed: int = POWER_SEED,
-              n_seeds: int | None = None) -> float:
+def pass_rate(values: np.ndarray, contains, *, constraint: bool = False, replicates: int = POWER_REPLICATES,
+              seed: int = POWER_SEED, n_seeds: int | None = None) -> float:
     """Fraction of resampled seed sets of ``values`` whose CI (or, for a constraint, every seed) passes.
 
     Args:
         values: per-seed values, shape (seeds,).
         contains: the band's test, ``contains(low, high) -> bool`` (e.g. ``Band.contains``).
-        drift: per-seed tail drift of a convergence curve; a set passes only if its mean drift <= ``tol``.
         constraint: every seed of the set must lie inside the band (no CI).
         replicates: resampled sets; seed: their generator's seed.
         n_seeds: seeds per resampled set (default: as many as ``values``): the power a run with that many
@@ -143,6 +141,4 @@ def pass_rate(values: np.ndarray, contains, *, drift: np.ndarray | None = None, 
         return float(np.mean(inside[sets].all(axis=1)))
     low, high = mean_ci_rows(values[sets], n_boot=POWER_BOOT)
     ok = np.array([contains(lo, hi) for lo, hi in zip(low, high)])
-    if drift is not None:
-        ok &= np.asarray(drift, dtype=np.float64)[sets].mean(axis=1) <= tol
     return float(np.mean(ok))
