@@ -161,8 +161,13 @@ class _Progress:
             self.progress.advance(self.tasks[i])
             self.counts[i][0] += 1
             if out.error:
-                self.progress.console.print(f"[red]{out.unit.slug} seed {out.unit.seed} failed after "
-                                            f"{out.attempts} attempts:[/red] {out.error.strip().splitlines()[-1]}")
+                from rich.markup import escape
+
+                from icml24.core.executors import error_line
+
+                tries = "1 attempt" if out.attempts == 1 else f"{out.attempts} attempts"
+                self.progress.console.print(f"[red]{out.unit.slug} seed {out.unit.seed} failed after {tries}:[/red] "
+                                            f"{escape(error_line(out.error))}")
             elif not self.enabled:
                 done, total = self.counts[i]
                 secs = out.result.get("wall_time", 0.0)
@@ -202,10 +207,15 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
         if o.result is not None and o.result.diverged:
             seeds = ", ".join(f"seed {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
                               for k, v in o.result.diverged.items())
-            con.print(f"[yellow]{o.request.paper.slug}: diverged (NaN): {seeds}; claims reading them are "
+            con.print(f"[yellow]{o.request.paper.slug}: diverged (NaN or inf): {seeds}; claims reading them are "
                       "not checkable[/yellow]")
+        if (o.run_dir / "errors" / "figures.txt").is_file():
+            con.print(f"[yellow]{o.request.paper.slug}: the figures could not be drawn; traceback in "
+                      f"{o.run_dir / 'errors' / 'figures.txt'}[/yellow]")
         if o.skipped:
             con.print(f"{o.request.paper.slug}: resumed, {o.skipped} of {len(o.request.seeds)} seeds already done")
+        if o.failed:
+            con.print(f"{o.request.paper.slug}: full tracebacks of the failed seeds in {o.run_dir / 'errors'}")
         if o.result is None:
             con.print(f"[red]{o.request.paper.slug}: every seed failed; nothing to check[/red]")
             continue
@@ -255,6 +265,14 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
     result = load_run(source)
     if result.slug != slug:
         raise UserError(f"{source} holds results of {result.slug!r}, not {slug!r}")
+    if result.preset not in PRESETS:
+        raise UserError(f"{source} names preset {result.preset!r}; known presets: {', '.join(PRESETS)}")
+    if source.is_dir():  # a run folder: every file the result was built from must still read back
+        for part in sorted([source / "config.json", *source.glob("seeds/*.json")]):
+            try:
+                read_json(part)
+            except (OSError, ValueError) as exc:
+                raise UserError(f"corrupt run file {part} ({type(exc).__name__}); rerun the run to mend it") from None
     claims = [c.to_dict() for c in paper.check(result, result.preset)]
     _console().print(_claims_table(slug, claims))
     if republish:
@@ -314,7 +332,13 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
         raise UserError("heldout chooses its seeds (the preset's + --offset); use --offset, not --seeds")
     if offset < 1:
         raise UserError(f"--offset {offset}: must be at least 1 (0 would rerun the published seeds)")
+    from icml24.core.registry import PRESETS, get_paper
+
+    if preset not in PRESETS:
+        raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     slugs = [s.strip() for s in only.split(",") if s.strip()] if only else list_papers()
+    for slug in slugs:
+        get_paper(slug)  # an unknown name is named as such, before any missing result
     requests = []
     for slug in slugs:
         published = results / slug / f"{preset}.json"
@@ -350,18 +374,33 @@ def report(out: Path, results: Path, preset: str) -> int:
 
     if preset not in PRESETS:
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
-    if results.exists() and not results.is_dir():
-        raise UserError(f"--results {results} is not a folder")
+    if not results.is_dir():
+        raise UserError(f"--results {results}: " + ("not a folder" if results.exists() else "no such folder"))
     from icml24.core.checks import writable_dir
     from icml24.core.publish import update_top_readme
+    from icml24.core.registry import list_papers
 
     writable_dir(out, "--out")
-    from icml24.core.registry import list_papers
+    slugs = list_papers()
+    # what the site will write, checked first: a file where a folder goes (or the reverse) stops nothing midway
+    for folder in (out / "papers", out / "figures", *(out / "figures" / s for s in slugs)):
+        if folder.exists() and not folder.is_dir():
+            raise UserError(f"--out {out}: {folder} is a file, where the report writes a folder")
+    for file in (out / "index.html", out / "style.css", *(out / "papers" / f"{s}.html" for s in slugs)):
+        if file.is_dir():
+            raise UserError(f"--out {out}: {file} is a folder, where the report writes a file")
 
     _console().print(f"report: {build_report(out, results, preset=preset)}")
     update_top_readme(results, list_papers())
     return 0
 
+
+
+def _path(text: str) -> Path:
+    """A path argument; '' is refused (``Path('')`` would silently mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a folder name")
+    return Path(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -378,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def results_opt(p):
-        p.add_argument("--results", type=Path, default=Path("results"), help="where published summaries live")
+        p.add_argument("--results", type=_path, default=Path("results"), help="where published summaries live")
 
     def exec_opts(p):
         p.add_argument("--preset", "-p", default="quick", help="smoke | quick | full (default quick)")
@@ -386,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--workers", type=int, default=None, help="parallel workers (process/ray)")
         p.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
         p.add_argument("--seeds", "-s", default=None, help="e.g. 0-4 or 0,3,7 (default: the preset's)")
-        p.add_argument("--out", type=Path, default=Path("runs"), help="run store root (default runs/)")
+        p.add_argument("--out", type=_path, default=Path("runs"), help="run store root (default runs/)")
         p.add_argument("--max-units", type=int, default=MAX_UNITS,
                        help=f"refuse to start more seeds than this in one command (default {MAX_UNITS})")
         p.add_argument("--redo-corrupt", action="store_true",
@@ -412,7 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Re-check a paper's claims on stored results; exit 1 if any claim fails "
                        "(inconclusive: the run had power < 0.8 to see the paper's effect; not a failure).")
     p.add_argument("slug")
-    p.add_argument("--from", dest="from_", type=Path, default=None,
+    p.add_argument("--from", dest="from_", type=_path, default=None,
                    help="run directory (default: results/<slug>/quick.json)")
     p.add_argument("--republish", action="store_true",
                    help="write the re-checked claims into results/<slug>/*.json and the README block")
@@ -421,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Every paper at a preset, then the report. Finished seeds are not run again.")
     exec_opts(p)
     p.add_argument("--only", default=None, help="comma-separated slugs (default: every paper)")
-    p.add_argument("--report", dest="report_dir", type=Path, default=Path("report"), help="report folder")
+    p.add_argument("--report", dest="report_dir", type=_path, default=Path("report"), help="report folder")
     p = sub.add_parser("heldout", help="rerun on held-out seeds; verdicts beside the published ones",
                        description="Rerun papers at a preset on held-out seeds (the preset's seeds + --offset) "
                        "and print their verdicts beside the published ones; exit 1 if any differs.")
@@ -430,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=int, default=1000, help="held-out seeds are the preset's seeds + this")
     p = sub.add_parser("report", help="build the static HTML site from results/",
                        description="Build the static HTML site from the published results.")
-    p.add_argument("--out", type=Path, default=Path("report"), help="output folder (default report/)")
+    p.add_argument("--out", type=_path, default=Path("report"), help="output folder (default report/)")
     p.add_argument("--preset", "-p", default="quick", help="which published preset to show")
     results_opt(p)
     return parser
@@ -451,7 +490,8 @@ def main(argv: Optional[list[str]] = None) -> None:
             sys.exit(0)
         code = COMMANDS[command](**args)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        message = str(exc).strip() or type(exc).__name__
+        print("error: " + message.replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)  # one line
         sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)

@@ -6,7 +6,7 @@ import pytest
 
 from icml24.core import testing
 from icml24.core.errors import UserError
-from icml24.core.executors import execute
+from icml24.core.executors import error_line, execute
 from icml24.core.registry import get_paper
 from icml24.core.store import RunRequest
 
@@ -44,6 +44,14 @@ def test_failing_unit_is_retried_once_then_reported_while_others_finish():
                 assert o.result is None and o.attempts == 2 and "always fails" in o.error
             else:
                 assert o.error is None and o.result == {"x": x, "y": x * x} and o.attempts == 1
+
+
+def test_a_deterministic_fault_is_reported_at_once_not_retried():
+    for name in ("serial", "process"):
+        outs = {o.unit: o for o in execute(range(4), fn=testing.overflow_on_odd, executor=name, workers=2)}
+        assert outs[1].attempts == 1 and outs[1].result is None and outs[1].user_error is None
+        assert error_line(outs[1].error) == "OverflowError: unit 1 overflows"
+        assert outs[2].error is None and outs[2].result == {"x": 2, "y": 4}
 
 
 def test_flaky_unit_succeeds_on_retry(tmp_path):

@@ -205,6 +205,28 @@ def test_a_worker_fault_is_retried_and_reported(tmp_path, fixture_papers):
     req = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=worker"]), (0,))
     (out,) = execute_runs([req], root=tmp_path / "runs")
     assert out.result is None and "worker fault" in out.failed[0]
+    saved = (out.run_dir / "errors" / "seed-0.txt").read_text()
+    assert saved == out.failed[0] and saved.startswith("Traceback")  # the full traceback, kept in the run folder
+
+
+def test_a_deterministic_fault_is_tried_once_and_its_type_and_message_are_printed(tmp_path, fixture_papers):
+    out = run_cli("run", "stages", "--preset", "smoke", "--set", "fault=overflow", "--out", str(tmp_path / "runs"),
+                  "--results", str(tmp_path / "results"), env=_env(tmp_path / "log"))
+    assert out.returncode == 1, out.stderr
+    text = out.stdout + out.stderr
+    assert "failed after 1 attempt: OverflowError: fixture: overflow" in " ".join(text.split())
+    (saved,) = (tmp_path / "runs").rglob("errors/seed-0.txt")
+    assert "Traceback" in saved.read_text() and "OverflowError: fixture: overflow" in saved.read_text()
+
+
+def test_figures_that_cannot_be_drawn_leave_the_result_and_a_traceback(tmp_path, fixture_papers):
+    paper = get_paper("stages")
+    from icml24.core.config import apply_overrides
+
+    req = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=figure"]), (0,))
+    (out,) = execute_runs([req], root=tmp_path / "runs")
+    assert out.result is not None and (out.run_dir / "result.json").is_file()
+    assert "fixture: figure of diverged numbers" in (out.run_dir / "errors" / "figures.txt").read_text()
 
 
 def test_data_path_knob_is_checked_before_anything_runs(tmp_path):

@@ -7,7 +7,10 @@ compute would take seconds and leave a run directory, so both are checked.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -82,6 +85,19 @@ CASES = {
     "bandit K above N": ["run", "ranking_bandit", "--preset", "smoke", "--set", "n_positions=50"],
     "bandit delta 0": ["run", "ranking_bandit", "--preset", "smoke", "--set", "delta=0"],
     "template reps 0": [*SMOKE, "--set", "reps=0"],
+    "list with an unclosed bracket": ["run", "moe_gating", "--preset", "smoke", "--set", "gates=[tanh,relu"],
+    "list closed but not opened": ["run", "moe_gating", "--preset", "smoke", "--set", "gates=tanh,relu)"],
+    "list with an empty item": ["run", "moe_gating", "--preset", "smoke", "--set", "gates=tanh,,relu"],
+    "integer no machine can run": ["run", "neural_td", "--preset", "smoke", "--set", "T=1e12"],
+    "integer far too large": ["run", "acpo", "--preset", "smoke", "--set", "n_states=1e20"],
+    "seed range of 1e11 seeds": [*SMOKE, "--seeds", "0-99999999999"],
+    "report from missing results": ["report", "--results", "/nonexistent", "--out", "site"],
+    "report into an empty path": ["report", "--out", ""],
+    "run into an empty path": [*SMOKE, "--out", ""],
+    "heldout unknown paper": ["heldout", "--only", "nope"],
+    "heldout unknown preset": ["heldout", "--only", "_template", "--preset", "huge"],
+    "data path is a pipe": ["run", "brf", "--preset", "smoke", "--set", "ecg_path=apipe"],
+    "data path with a newline": ["run", "brf", "--preset", "smoke", "--set", "ecg_path=a\nb"],
     "unknown command": ["train", "_template"],
     "unknown flag": [*SMOKE, "--fast"],
 }
@@ -91,6 +107,7 @@ CASES = {
 def empty_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "afile").write_text("not a folder, not json\n")
+    os.mkfifo(tmp_path / "apipe")
     return tmp_path
 
 
@@ -139,3 +156,66 @@ def test_a_run_with_an_override_is_not_published(empty_dir, capsys):
     assert not (empty_dir / "results").exists()
     assert main_ok([*SMOKE, "--out", "runs", "--results", "results"], capsys)
     assert (empty_dir / "results" / "_template" / "smoke.json").is_file()
+
+
+def test_messages_name_the_real_mistake(empty_dir, capsys):
+    assert "unknown paper 'nope'" in assert_user_error(["heldout", "--only", "nope"], empty_dir, capsys)
+    assert "unknown preset 'huge'" in assert_user_error(["heldout", "--only", "_template", "--preset", "huge"],
+                                                        empty_dir, capsys)
+    assert assert_user_error(["run", "brf", "--preset", "smoke", "--set", "ecg_path=afile"], empty_dir,
+                             capsys).endswith("is a file, not a directory")
+    assert "'a\\nb'" in assert_user_error(["run", "brf", "--preset", "smoke", "--set", "ecg_path=a\nb"], empty_dir,
+                                          capsys)
+
+
+def test_a_bad_extra_paper_module_is_one_line(empty_dir, capsys, monkeypatch):
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "bad=no.such.module")
+    assert "ICML24_EXTRA_PAPERS" in assert_user_error(["list"], empty_dir, capsys)
+
+
+def test_a_folder_that_cannot_be_searched_is_one_line(empty_dir, capsys, monkeypatch):
+    real_stat = Path.stat
+
+    def stat(self, *args, **kwargs):  # what a non-root user meets below a folder without x permission
+        if "locked" in self.parts and self.name != "locked":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *args, **kwargs)
+
+    (empty_dir / "locked").mkdir()
+    monkeypatch.setattr(Path, "stat", stat)
+    assert "Permission denied" in assert_user_error([*SMOKE, "--out", "locked/runs"], empty_dir, capsys)
+    assert "cannot be read" in assert_user_error(["run", "brf", "--preset", "smoke", "--set", "ecg_path=locked/x"],
+                                                 empty_dir, capsys)
+
+
+def test_a_report_whose_folder_holds_a_file_where_a_folder_goes_writes_nothing(empty_dir, capsys):
+    (empty_dir / "site").mkdir()
+    (empty_dir / "site" / "papers").write_text("a file\n")
+    results = Path(__file__).resolve().parents[2] / "results"
+    line = assert_user_error(["report", "--out", "site", "--results", str(results)], empty_dir, capsys)
+    assert "papers is a file" in line
+
+
+def test_check_from_a_run_with_a_truncated_seed_file_is_refused(empty_dir, capsys):
+    assert main_ok([*SMOKE, "--seeds", "0-1", "--out", "runs"], capsys)
+    (rdir,) = {p.parent.parent for p in (empty_dir / "runs").rglob("seed-1.json")}
+    (rdir / "seeds" / "seed-1.json").write_text('{"seed": 1, "metr')
+    assert "corrupt run file" in assert_user_error(["check", "_template", "--from", str(rdir)], empty_dir, capsys)
+    (rdir / "seeds" / "seed-1.json").unlink()
+    (rdir / "config.json").write_text("{")
+    assert "config.json" in assert_user_error(["check", "_template", "--from", str(rdir)], empty_dir, capsys)
+
+
+def test_a_ray_address_where_an_http_server_listens_is_refused_at_once(empty_dir, capsys):
+    class Quiet(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # the server's log would share the test's stderr
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        line = assert_user_error([*SMOKE, "--executor", "ray", "--address", f"127.0.0.1:{server.server_port}"],
+                                 empty_dir, capsys)
+    finally:
+        server.shutdown()
+    assert "not a Ray cluster" in line

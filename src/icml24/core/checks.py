@@ -25,10 +25,10 @@ def writable_dir(path: Path, flag: str) -> Path:
     so /proc, read-only mounts and plain files are caught without writing anything that stays.
     """
     path = Path(path)
-    if path.exists() and not path.is_dir():
+    if _exists(path, flag) and not path.is_dir():
         raise UserError(f"{flag} {path} is a file, not a folder")
     ancestor = path
-    while not ancestor.exists():
+    while not _exists(ancestor, flag):
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise UserError(f"{flag} {path}: {ancestor} is a file, not a folder")
@@ -38,6 +38,19 @@ def writable_dir(path: Path, flag: str) -> Path:
         raise UserError(f"{flag} {path}: cannot write in {ancestor} ({exc.strerror or exc})") from None
     shutil.rmtree(probe, ignore_errors=True)
     return path
+
+
+def _exists(path: Path, flag: str) -> bool:
+    """``path.exists()``, with a folder on the way that may not be searched (no permission) as a UserError."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        raise UserError(f"{flag} {path}: a file stands where a folder of the path should be") from None
+    except OSError as exc:
+        raise UserError(f"{flag} {path}: cannot be reached ({exc.strerror or exc})") from None
+    return True
 
 
 def executor_options(executor: str, workers: int | None, address: str | None) -> None:
@@ -56,9 +69,18 @@ def executor_options(executor: str, workers: int | None, address: str | None) ->
     if not sep or not port.isdigit():
         raise UserError(f"--address {address!r}: use host:port (e.g. 10.0.0.5:6379) or auto")
     try:
-        socket.create_connection((host or "127.0.0.1", int(port)), timeout=3).close()
+        conn = socket.create_connection((host or "127.0.0.1", int(port)), timeout=3)
     except OSError as exc:
         raise UserError(f"--address {address}: no Ray cluster answers there ({exc.strerror or exc})") from None
+    with conn:  # Ray's GCS speaks gRPC (HTTP/2): a server that answers a plain HTTP/1 request is something else
+        try:
+            conn.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            reply = conn.recv(5)
+        except OSError:
+            reply = b""
+    if reply.startswith(b"HTTP/"):
+        raise UserError(f"--address {address}: an HTTP server answers there, not a Ray cluster (Ray's GCS port, "
+                        "default 6379)")
 
 
 def seed_values(seeds: tuple[int, ...]) -> tuple[int, ...]:

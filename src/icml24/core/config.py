@@ -19,6 +19,8 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
+import stat
 import typing
 from typing import Any, Literal, get_args, get_origin
 
@@ -30,6 +32,9 @@ AUTO = "auto"  # a data-path knob's value meaning "look in the paper's known pla
 
 
 RULES = "rules"  # metadata key of a knob's value rules (see :func:`knob`)
+MAX_INT = 10**9
+"""Largest integer a knob without its own upper bound accepts (a count of steps, units or samples; beyond it
+the run would exhaust memory or never end, so it is refused before anything runs)."""
 
 
 def knob(default: Any, doc: str, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
@@ -38,7 +43,8 @@ def knob(default: Any, doc: str, *, ge: float | None = None, gt: float | None = 
 
     Where the type cannot say what is valid, the knob does: ``ge``/``gt``/``le``/``lt`` bound a number
     (every element of a tuple of numbers), ``choices`` lists the allowed strings (every element of a
-    tuple of strings), ``nonempty`` rejects '' and (); a float must be finite unless ``finite=False``.
+    tuple of strings), ``nonempty`` rejects '' and (); a float must be finite unless ``finite=False``; an
+    integer above :data:`MAX_INT` is refused unless ``le``/``lt`` bounds it.
     :func:`check_knobs` enforces them (the CLI, before anything runs; the contract test, on the presets).
 
     >>> from dataclasses import dataclass
@@ -73,6 +79,8 @@ def _violation(value: Any, rules: dict[str, Any]) -> str | None:
         return None
     if isinstance(value, float) and rules.get("finite", True) and not math.isfinite(value):
         return "must be a finite number"
+    if isinstance(value, int) and abs(value) > MAX_INT and rules.get("le") is None and rules.get("lt") is None:
+        return f"must be at most {MAX_INT:.0e} in size: no run of that size fits one machine"
     if isinstance(value, (int, float)):
         for key, op, text in (("ge", lambda a, b: a >= b, ">="), ("gt", lambda a, b: a > b, ">"),
                               ("le", lambda a, b: a <= b, "<="), ("lt", lambda a, b: a < b, "<")):
@@ -129,11 +137,31 @@ def check_paths(config: Any) -> None:
         value = getattr(config, f.name)
         if kind is None or not value or value == AUTO:
             continue
+        shown = show_path(value)
         path = Path(value).expanduser()
-        ok = {"file": path.is_file, "dir": path.is_dir, "any": path.exists}[kind]()
-        if not ok:
-            what = {"file": "file", "dir": "directory", "any": "file or directory"}[kind]
-            raise UserError(f"{f.name}={value}: no such {what}")
+        what = {"file": "file", "dir": "directory", "any": "file or directory"}[kind]
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            raise UserError(f"{f.name}={shown}: no such {what}") from None
+        except OSError as exc:  # a folder on the way without permission, a name too long, a loop
+            raise UserError(f"{f.name}={shown}: cannot be read ({exc.strerror or exc})") from None
+        found = "directory" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+        if found is None:
+            raise UserError(f"{f.name}={shown}: not a regular file or directory (a pipe, socket or device)")
+        if kind != "any" and found != kind:
+            raise UserError(f"{f.name}={shown}: is a {found}, not a {what}")
+        if not os.access(path, os.R_OK | (os.X_OK if found == "directory" else 0)):
+            raise UserError(f"{f.name}={shown}: cannot be read (permission denied)")
+
+
+def show_path(value: str) -> str:
+    """``value`` as it can be shown on one line: control characters (a newline in a name) escaped.
+
+    >>> show_path("data/x.csv"), show_path("a\\nb")
+    ('data/x.csv', "'a\\\\nb'")
+    """
+    return repr(value) if any(not ch.isprintable() for ch in value) else value
 
 
 def field_docs(config_type: type) -> dict[str, str]:
@@ -220,9 +248,14 @@ def parse_value(raw: str, tp: Any) -> Any:
         args: typing.Sequence[Any] = get_args(tp)
         inner = args[0] if args else str
         text = raw.strip()
-        if text.startswith("[") or text.startswith("("):
-            text = text[1:-1]
-        parts = [p.strip() for p in text.split(",") if p.strip()]
+        pairs = {"[": "]", "(": ")"}
+        if text[:1] in pairs or text[-1:] in pairs.values():
+            if text[:1] not in pairs or text[-1:] != pairs[text[:1]]:
+                raise ValueError(f"{raw!r}: unbalanced brackets (write a,b,c or [a,b,c])")
+            text = text[1:-1].strip()
+        parts = [p.strip() for p in text.split(",")] if text else []
+        if "" in parts:
+            raise ValueError(f"{raw!r}: an empty item between commas")
         if len(args) == 2 and args[1] is Ellipsis or not args:
             return tuple(parse_value(p, inner) for p in parts)
         if len(parts) != len(args):
@@ -267,6 +300,10 @@ def parse_value(raw: str, tp: Any) -> Any:
     raise ValueError(f"fields of type {tp} cannot be set from the command line")
 
 
+MAX_SEED_LIST = 1_000_000
+"""Most seeds a seed list may expand to (the unit limit, ``--max-units``, is checked after parsing)."""
+
+
 def parse_seeds(spec: str) -> tuple[int, ...]:
     """Parse a seed list: ``"0-4"``, ``"0,3,7"`` or a mix (``"0-2,9"``); sorted, no duplicates.
 
@@ -275,6 +312,8 @@ def parse_seeds(spec: str) -> tuple[int, ...]:
     """
     seeds: list[int] = []
     for part in spec.split(","):
+        if len(seeds) > MAX_SEED_LIST:
+            raise UserError(f"bad seed list {spec!r}: more than {MAX_SEED_LIST:,} seeds")
         part = part.strip()
         if not part:
             raise UserError(f"bad seed list {spec!r}: empty item")
@@ -284,6 +323,8 @@ def parse_seeds(spec: str) -> tuple[int, ...]:
                 a, b = int(lo), int(hi)
                 if b < a:
                     raise UserError(f"bad seed range {part!r}: end is before start")
+                if b - a >= MAX_SEED_LIST:
+                    raise UserError(f"bad seed range {part!r}: more than {MAX_SEED_LIST:,} seeds")
                 seeds.extend(range(a, b + 1))
             else:
                 seeds.append(int(part))

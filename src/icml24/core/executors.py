@@ -2,7 +2,8 @@
 
 All three call the same top-level :func:`run_unit` and yield :class:`Outcome` objects as units
 finish, so they give identical per-seed metrics for the same seeds. A unit that raises is retried
-once (``retries=1``); if it fails again its traceback is reported and the other units carry on.
+once (``retries=1``) unless the fault is deterministic (:data:`DETERMINISTIC_FAULTS`); a unit that still
+fails has its traceback reported and the other units carry on.
 A *user* fault (:data:`USER_FAULTS`: a :class:`UserError`, a missing file, a missing package) is never
 retried: the outcome carries ``user_error`` (one line) and the caller stops (see ``core.store``).
 Retries are for faults of a worker. Ray is imported only when ``executor="ray"`` is asked for
@@ -31,8 +32,15 @@ def check_executor(name: str) -> str:
     return name
 
 
-USER_FAULTS: tuple[type[BaseException], ...] = (UserError, FileNotFoundError, ModuleNotFoundError)
+USER_FAULTS: tuple[type[BaseException], ...] = (UserError, FileNotFoundError, PermissionError, IsADirectoryError,
+                                                NotADirectoryError, ModuleNotFoundError)
 """Exceptions that mean the user asked for something impossible: never retried, the run stops."""
+DETERMINISTIC_FAULTS: tuple[type[BaseException], ...] = (ArithmeticError, ValueError, TypeError, LookupError,
+                                                         AssertionError, MemoryError, RecursionError,
+                                                         NotImplementedError)
+"""Exceptions the same seed raises again on every attempt (an overflow, a singular matrix, a shape): reported
+at once, not retried; the other seeds carry on. Anything else (a ``RuntimeError`` of a dying worker, an OS
+fault) is retried."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,7 @@ class _Attempt(NamedTuple):
     result: Any
     error: str | None = None
     user_error: str | None = None
+    deterministic: bool = False  # the same call would fail the same way: not retried
 
 
 def _call(fn: Callable[[Any], Any], unit: Any) -> _Attempt:
@@ -118,12 +127,27 @@ def _call(fn: Callable[[Any], Any], unit: Any) -> _Attempt:
     except USER_FAULTS as exc:
         line = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
         return _Attempt(None, traceback.format_exc(), line.strip().splitlines()[0] if line.strip() else line)
+    except DETERMINISTIC_FAULTS:
+        return _Attempt(None, traceback.format_exc(), deterministic=True)
     except Exception:
         return _Attempt(None, traceback.format_exc())
 
 
 def _retry(att: _Attempt, attempt: int, retries: int) -> bool:
-    return att.error is not None and att.user_error is None and attempt <= retries
+    return att.error is not None and att.user_error is None and not att.deterministic and attempt <= retries
+
+
+def error_line(error: str) -> str:
+    """The exception's type and message from a formatted traceback (its last unindented block, one line).
+
+    >>> error_line('Traceback (most recent call last):\\n  File "x.py", line 1\\nValueError: bad\\nsize\\n')
+    'ValueError: bad size'
+    """
+    lines = error.rstrip().splitlines()
+    start = len(lines) - 1
+    while start > 0 and lines[start - 1] and not lines[start - 1].startswith((" ", "Traceback")):
+        start -= 1
+    return " ".join(line.strip() for line in lines[start:]) or "unknown error"
 
 
 def _serial(fn, units, retries) -> Iterator[Outcome]:
@@ -168,7 +192,18 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
+        try:
+            ray.init(**kwargs)
+        except (ConnectionError, TimeoutError) as exc:  # `auto` with no cluster, a listener that is not Ray
+            raise UserError(f"--address {address}: no Ray cluster to connect to ({error_line(str(exc))})") from None
+    units = list(units)
+    have = ray.cluster_resources()
+    for unit in units:  # a unit that asks for more than the whole cluster has would wait forever
+        for name, need in ray_resources(unit).items():
+            key = {"num_cpus": "CPU", "num_gpus": "GPU"}[name]
+            if need > have.get(key, 0.0):
+                raise UserError(f"{unit.slug}: a seed asks for {need:g} {key} but the Ray cluster has "
+                                f"{have.get(key, 0.0):g}; lower threads or grow the cluster")
     # Ray's own retries are off: the retry rule is ours, the same for every executor.
     remote = ray.remote(max_retries=0)(_call)
 

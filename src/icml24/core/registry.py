@@ -61,7 +61,14 @@ def _extra_papers() -> dict[str, str]:
     out: dict[str, str] = {}
     for item in filter(None, (p.strip() for p in spec.split(","))):
         slug, _, module = item.partition("=")
-        out[slug.strip()] = module.strip()
+        slug, module = slug.strip(), module.strip()
+        try:
+            found = bool(slug and module) and importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package that is missing, a relative name
+            found = False
+        if not found:
+            raise UserError(f"ICML24_EXTRA_PAPERS entry {item!r}: no importable paper module (use slug=package.module)")
+        out[slug] = module
     return out
 
 

@@ -131,11 +131,12 @@ class RunResult:
     diverged: dict[str, list[str]] = field(default_factory=dict)  # seed -> its NaN metrics and curves
 
     def find_diverged(self) -> dict[str, list[str]]:
-        """Seed -> names of its metrics and curves holding a NaN (a diverged run), for seeds that have any."""
+        """Seed -> names of its metrics and curves holding a NaN or an infinity (a diverged run), for seeds that
+        have any."""
         out = {}
         for s in self.seeds:
-            bad = [k for k, v in s.metrics.items() if math.isnan(v)]
-            bad += [k for k, v in s.curves.items() if any(math.isnan(x) for x in v)]
+            bad = [k for k, v in s.metrics.items() if not math.isfinite(v)]
+            bad += [k for k, v in s.curves.items() if not all(math.isfinite(x) for x in v)]
             if bad:
                 out[str(s.seed)] = sorted(bad)
         return out

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import shutil
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -93,6 +94,16 @@ def seed_file(rdir: Path, seed: int) -> Path:
     return rdir / "seeds" / f"seed-{seed}.json"
 
 
+def error_file(rdir: Path, seed: int) -> Path:
+    """The full traceback of a seed's last failed attempt (removed when the seed later succeeds)."""
+    return rdir / "errors" / f"seed-{seed}.txt"
+
+
+def figure_error_file(rdir: Path) -> Path:
+    """The traceback of a run whose figures could not be drawn (its result and claims are still written)."""
+    return rdir / "errors" / "figures.txt"
+
+
 def work_dir(rdir: Path, seed: int) -> Path:
     """Stage checkpoints of one unfinished seed."""
     return rdir / "work" / f"seed-{seed}"
@@ -149,7 +160,12 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     R.atomic_write_text(rdir / "metrics.jsonl", "".join(R.dumps(s.to_dict(), indent=None) for s in seeds))
     R.write_json(rdir / "claims.json", result.claims)
     R.write_json(rdir / "provenance.json", result.provenance)
-    save_figures(req, result, rdir / "figures")
+    try:
+        save_figures(req, result, rdir / "figures")
+    except Exception:  # a figure of diverged numbers must not cost the run its result (the claims say why)
+        R.atomic_write_text(figure_error_file(rdir), traceback.format_exc())
+    else:
+        figure_error_file(rdir).unlink(missing_ok=True)
     R.write_json(rdir / "result.json", result.to_dict())
     return result
 
@@ -231,18 +247,23 @@ def execute_runs(
     index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
     start = time.perf_counter()
-    for out in execute(units, executor=executor, workers=workers, address=address):
-        i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
-        if out.user_error is not None:
-            _undo(created, written)
-            raise UserError(f"{out.unit.slug} seed {out.unit.seed}: {out.user_error}")
-        if out.error is None:
-            assert out.result is not None  # a unit without an error returned its result dict
-            written.append(R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]}))
-            shutil.rmtree(work_dir(dirs[i], out.unit.seed), ignore_errors=True)
-        else:
-            failed[i][out.unit.seed] = out.error
-        emit("done", (i, out))
+    try:
+        for out in execute(units, executor=executor, workers=workers, address=address):
+            i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
+            if out.user_error is not None:
+                raise UserError(f"{out.unit.slug} seed {out.unit.seed}: {out.user_error}")
+            if out.error is None:
+                assert out.result is not None  # a unit without an error returned its result dict
+                written.append(R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]}))
+                shutil.rmtree(work_dir(dirs[i], out.unit.seed), ignore_errors=True)
+                error_file(dirs[i], out.unit.seed).unlink(missing_ok=True)
+            else:
+                failed[i][out.unit.seed] = out.error
+                written.append(R.atomic_write_text(error_file(dirs[i], out.unit.seed), out.error))
+            emit("done", (i, out))
+    except UserError:  # a user fault in a seed, or an executor that cannot start: leave nothing behind
+        _undo(created, written)
+        raise
     elapsed = time.perf_counter() - start
     outcomes = []
     for i, req in enumerate(requests):

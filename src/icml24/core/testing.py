@@ -11,9 +11,17 @@ def square(x: int) -> dict:
 
 
 def fail_on_odd(x: int) -> dict:
-    """Raises for odd inputs on every attempt; even inputs behave like :func:`square`."""
+    """Raises a worker-like fault (``RuntimeError``) for odd inputs on every attempt; even inputs behave like
+    :func:`square`."""
     if x % 2:
-        raise ValueError(f"unit {x} always fails")
+        raise RuntimeError(f"unit {x} always fails")
+    return square(x)
+
+
+def overflow_on_odd(x: int) -> dict:
+    """Raises a deterministic fault (``OverflowError``) for odd inputs; even inputs behave like :func:`square`."""
+    if x % 2:
+        raise OverflowError(f"unit {x} overflows")
     return square(x)
 
 
