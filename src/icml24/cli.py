@@ -91,6 +91,8 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
     paper.require()  # the paper's extra and data wheels, before its experiment module is imported
     config = paper.preset(preset)
     overrides = list(sets)
+    if device is not None and device.startswith("cpu:") and device[4:].isdigit():
+        device = "cpu"  # torch's cpu:N is the one CPU device
     if device is not None:
         if "device" not in {f.name for f in dataclasses.fields(config)}:
             if device != "cpu":
@@ -242,8 +244,24 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
     publish_ok = _is_preset(req)
     _check_run_options(executor, workers, address, max_units, [req],
                        {"--out": out, **({"--results": results} if publish_ok else {})})
+    if preset == "full" and getattr(req.config, "device", "cpu") == "cpu":
+        _warn_full_on_cpu(req, results)
     outcomes = _run_requests([req], out, results, executor, workers, address, device, publish_ok, redo_corrupt)
     return 1 if outcomes[0].failed else 0
+
+
+def _warn_full_on_cpu(req, results: Path) -> None:
+    """FULL is the paper's scale: say so before it starts on a CPU, with what a QUICK seed took here."""
+    from icml24.core.results import read_json
+
+    quick = results / req.paper.slug / "quick.json"
+    per_seed = ""
+    if quick.is_file():
+        prov = read_json(quick).get("provenance", {})
+        n = len(prov.get("seeds", ())) or 1
+        per_seed = f" (a QUICK seed took {prov.get('wall_time', 0.0) / n:.0f} s where it was published)"
+    print(f"{req.paper.slug} [full]: the paper's scale on the CPU; this can take hours{per_seed}. Finished seeds "
+          "are kept: Ctrl-C stops, the same command resumes.", file=sys.stderr, flush=True)
 
 
 def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> int:

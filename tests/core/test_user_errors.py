@@ -56,7 +56,8 @@ CASES = {
     "unknown preset": ["run", "_template", "--preset", "huge"],
     "cpu-only paper on cuda": ["run", "partial_monitoring", "--preset", "smoke", "--device", "cuda"],
     "cuda without cuda": ["run", "copying", "--preset", "smoke", "--device", "cuda"],
-    "unknown device": ["run", "pcdeq", "--preset", "smoke", "--device", "cpu:0"],
+    "unknown device": ["run", "pcdeq", "--preset", "smoke", "--device", "tpu"],
+    "cpu with a bad index": ["run", "pcdeq", "--preset", "smoke", "--device", "cpu:x"],
     "missing data path": ["run", "brf", "--preset", "smoke", "--set", "ecg_path=/nonexistent"],
     "data path is a file": ["run", "brf", "--preset", "smoke", "--set", "ecg_path=afile"],
     "missing movielens": ["run", "ranking_bandit", "--preset", "smoke", "--set", "movielens_path=/nonexistent.csv"],
@@ -219,3 +220,9 @@ def test_a_ray_address_where_an_http_server_listens_is_refused_at_once(empty_dir
     finally:
         server.shutdown()
     assert "not a Ray cluster" in line
+
+
+def test_cpu_with_an_index_is_the_cpu():
+    from icml24.cli import _prepare
+
+    assert _prepare("pcdeq", "smoke", None, [], "cpu:0").config.device == "cpu"
