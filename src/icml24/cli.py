@@ -124,10 +124,12 @@ def _check_run_options(executor: str, workers, address, max_units: int, requests
 
 
 def _is_preset(req) -> bool:
-    """The request is the preset's own config and seeds (only then is it published)."""
+    """The request is a published preset's own config and seeds (only then is it published): QUICK or FULL;
+    SMOKE is the tests' size and stays in the run store."""
     from icml24.core.config import config_hash
 
-    return req.hash == config_hash(req.paper.preset(req.preset)) and req.seeds == req.paper.default_seeds(req.preset)
+    return (req.preset != "smoke" and req.hash == config_hash(req.paper.preset(req.preset))
+            and req.seeds == req.paper.default_seeds(req.preset))
 
 
 class _Progress:
@@ -224,6 +226,10 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
         con.print(_claims_table(o.request.paper.slug, o.result.claims))
         con.print(f"run directory: {o.run_dir}")
         if publish_ok and not o.failed:
+            if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
+                con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes; "
+                          "commit them and run the same command again (finished seeds are reused)[/yellow]")
+                continue
             path = publish(o.result, o.run_dir, results, o.request.paper.readme)
             con.print(f"published: {path}")
     return outcomes

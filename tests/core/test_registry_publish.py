@@ -61,3 +61,24 @@ def test_papers_table_lists_each_slug_with_verdicts(finished):
 def test_fmt():
     assert P.fmt(None) == "-" and P.fmt(float("nan")) == "-"
     assert P.fmt(0.123456) == "0.123" and P.fmt(1.5e-5) == "1.50e-05" and P.fmt(0.0) == "0"
+
+
+def test_git_sha_is_dirty_only_where_the_runs_code_changed(tmp_path):
+    import subprocess
+
+    from icml24.core.results import git_sha
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "other.py").write_text("y = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    sha = git_sha(tmp_path)
+    assert sha is not None and not sha.endswith("-dirty")
+    (tmp_path / "other.py").write_text("y = 2\n")  # another paper's file being edited
+    assert git_sha(tmp_path).endswith("-dirty") and git_sha(tmp_path, paths=["code.py"]) == sha
+    (tmp_path / "new.py").write_text("z = 1\n")  # an uncommitted new file of the run's code
+    assert git_sha(tmp_path, paths=["code.py", "new.py"]) == sha + "-dirty"

@@ -25,7 +25,7 @@ CASES = {
     "report into a file": ["report", "--out", "afile"],
     "run into /proc": [*SMOKE, "--out", "/proc/x"],
     "run into a file": [*SMOKE, "--out", "afile"],
-    "results is a file": [*SMOKE, "--results", "afile"],
+    "results is a file": ["run", "_template", "--preset", "quick", "--results", "afile"],
     "reproduce report is a file": ["reproduce", "--only", "_template", "--preset", "smoke", "--report", "afile"],
     "check from a missing dir": ["check", "_template", "--from", "nowhere"],
     "check from a non-json file": ["check", "_template", "--from", "afile"],
@@ -152,11 +152,14 @@ def main_ok(argv: list[str], capsys) -> bool:
     return exc.value.code == 0
 
 
-def test_a_run_with_an_override_is_not_published(empty_dir, capsys):
-    assert main_ok([*SMOKE, "--set", "reps=60", "--out", "runs", "--results", "results"], capsys)
+def test_only_a_quick_or_full_preset_run_is_published(empty_dir, capsys):
+    assert main_ok([*SMOKE, "--out", "runs", "--results", "results"], capsys)  # smoke: the tests' size
+    quick = ["run", "_template", "--preset", "quick", "--out", "runs", "--results", "results"]
+    assert main_ok([*quick, "--set", "reps=60"], capsys)  # an override
+    assert main_ok([*quick, "--seeds", "0-1"], capsys)  # other seeds
     assert not (empty_dir / "results").exists()
-    assert main_ok([*SMOKE, "--out", "runs", "--results", "results"], capsys)
-    assert (empty_dir / "results" / "_template" / "smoke.json").is_file()
+    assert main_ok(quick, capsys)
+    assert sorted(p.name for p in (empty_dir / "results" / "_template").glob("*.json")) == ["quick.json"]
 
 
 def test_messages_name_the_real_mistake(empty_dir, capsys):

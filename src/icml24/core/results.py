@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 TMP_PREFIX = ".tmp-"
 
@@ -191,15 +191,17 @@ def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, st
     return out
 
 
-def git_sha(cwd: str | os.PathLike | None = None) -> str | None:
-    """The commit of the source tree (with ``-dirty`` if it has uncommitted changes), or None."""
+def git_sha(cwd: str | os.PathLike | None = None, paths: Sequence[str | os.PathLike] | None = None) -> str | None:
+    """The commit of the source tree, or None outside a clone; with ``-dirty`` if it has uncommitted changes:
+    anywhere in the tree, or, given ``paths`` (a run's code files), in those files only (new files counted)."""
     here = Path(cwd) if cwd else Path(__file__).resolve().parent
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
                              timeout=5).stdout.strip()
         if not sha:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+        scope = ["--untracked-files=all", "--", *map(str, paths)] if paths is not None else ["--untracked-files=no"]
+        dirty = subprocess.run(["git", "status", "--porcelain", *scope], cwd=here,
                                capture_output=True, text=True, timeout=5).stdout.strip()
         return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
@@ -225,8 +227,10 @@ def cpu_model() -> str | None:
     return platform.processor() or None
 
 
-def provenance(device: str = "cpu", wall_time: float | None = None, **extra: Any) -> dict[str, Any]:
-    """Where and how a run was produced: versions, pinned install, git sha, device, CPU, host, time."""
+def provenance(device: str = "cpu", wall_time: float | None = None,
+               code_paths: Sequence[str | os.PathLike] | None = None, **extra: Any) -> dict[str, Any]:
+    """Where and how a run was produced: versions, pinned install, git sha (dirty only where ``code_paths``,
+    the files the run's code hash covers, differ from the commit), device, CPU, host, time."""
     return {
         "constraints_sha": constraints_sha(),
         "cpu_model": cpu_model(),
@@ -236,7 +240,7 @@ def provenance(device: str = "cpu", wall_time: float | None = None, **extra: Any
         "host": socket.gethostname(),
         "cpu_count": os.cpu_count(),
         "device": device,
-        "git_sha": git_sha(),
+        "git_sha": git_sha(paths=code_paths),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_time_s": wall_time,
         **extra,

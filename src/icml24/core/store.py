@@ -36,7 +36,7 @@ from icml24.core import results as R
 from icml24.core.config import config_hash, to_dict
 from icml24.core.errors import UserError
 from icml24.core.executors import Unit, execute
-from icml24.core.registry import Paper
+from icml24.core.registry import Paper, code_files
 
 
 @dataclass
@@ -155,8 +155,8 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     result.diverged = result.find_diverged()
     result.claims = [c.to_dict() for c in req.paper.check(result, req.preset)]
     compute = sum(s.wall_time for s in seeds)
-    result.provenance = R.provenance(device=device, wall_time=compute, elapsed_s=elapsed,
-                                     seeds=list(req.seeds), code_hash=code_hash)
+    result.provenance = R.provenance(device=device, wall_time=compute, code_paths=code_files(req.paper.folder),
+                                     elapsed_s=elapsed, seeds=list(req.seeds), code_hash=code_hash)
     R.atomic_write_text(rdir / "metrics.jsonl", "".join(R.dumps(s.to_dict(), indent=None) for s in seeds))
     R.write_json(rdir / "claims.json", result.claims)
     R.write_json(rdir / "provenance.json", result.provenance)
