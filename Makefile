@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.icml24-installed
 
 PIN    := -c constraints.txt
 
-.PHONY: test check lint reproduce report install constraints heldout bench clean
+.PHONY: test check lint reproduce report install constraints heldout bench clean data
 
 install: $(STAMP)
 
@@ -34,7 +34,7 @@ constraints: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" src tests
 
-check: $(STAMP)
+check: $(STAMP) data
 	$(BIN)/python -m pytest -q -m slow tests
 
 lint: $(STAMP)
@@ -45,10 +45,13 @@ lint: $(STAMP)
 # those of a serial run (each unit seeds itself), only the wall time changes.
 # ranking_bandit's real-data claims read MovieLens from Debian's r-cran-dslabs (its licence forbids
 # shipping it): installed here where we can (root and apt), else those two claims are not checkable.
-reproduce: $(STAMP)
+# Every target that runs claims (reproduce, check, heldout) takes the same data step first.
+data:
 	@if [ ! -f /usr/lib/R/site-library/dslabs/data/Rdata.rdx ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  apt-get install -y -q r-cran-dslabs >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q r-cran-dslabs >/dev/null 2>&1; } \
 	  || echo "r-cran-dslabs install failed: ranking_bandit's MovieLens claims will be not checkable"; fi
+
+reproduce: $(STAMP) data
 	$(BIN)/icml24 reproduce --preset quick --executor process --workers 2
 
 report: $(STAMP)
@@ -72,5 +75,5 @@ clean:
 
 # Rerun every paper's QUICK preset on held-out seeds (the preset's seeds + 1000) and print the verdicts beside
 # the published ones (exit 1 if any differs). Nothing is published.
-heldout: $(STAMP)
+heldout: $(STAMP) data
 	$(BIN)/icml24 heldout --preset quick --executor process --workers 2 --out runs/heldout
