@@ -44,35 +44,42 @@ def list_cmd(results: Path) -> int:
 
 
 def show(slug: str) -> int:
-    """A paper's card, its claims and its presets with every config field."""
+    """A paper's card, its claims and its presets with every config field, its valid values and meaning.
+
+    Written as wrapped text blocks, not wide tables, so that nothing is cut at 80 columns or in a pipe.
+    """
     import dataclasses
 
-    from rich.table import Table
+    from rich.markup import escape
 
-    from icml24.core.config import field_docs
+    from icml24.core.config import field_docs, valid_values
     from icml24.core.registry import PRESETS, get_paper
 
     paper = get_paper(slug)
     card = paper.card
     con = _console()
-    con.print(f"[bold]{card.title}[/bold]\n{', '.join(card.authors)}")
+    con.print(f"[bold]{escape(card.title)}[/bold]\n{escape(', '.join(card.authors))}")
     if card.url:
         con.print(f"paper: {card.url}")
     if card.official_code:
         con.print(f"official code: {card.official_code}")
-    claims = Table("id", "kind", "claim", "where", *[f"band ({p})" for p in PRESETS], "paper's effect",
-                   title="Claims")
+    con.print("\n[bold]Claims[/bold]")
     for c in paper.claims:
-        effect = f"{c.effect.describe()}: {c.effect.source}" if c.effect else "-"
-        claims.add_row(c.id, c.kind, c.statement, c.where,
-                       *[c.bands[p].describe() if p in c.bands else "not checkable" for p in PRESETS], effect)
-    con.print(claims)
-    docs = field_docs(paper.config_type)
-    presets = Table("field", *PRESETS, "meaning", title="Presets")
+        con.print(f"\n[bold]{c.id}[/bold] ({c.kind}) {escape(c.statement)}")
+        con.print(f"  where: {escape(c.where)}")
+        bands = "; ".join(f"{p}: {c.bands[p].describe() if p in c.bands else 'not checkable'}" for p in PRESETS)
+        con.print(f"  pass band: {escape(bands)}")
+        if c.effect:
+            con.print(f"  paper's effect: {escape(c.effect.describe())} ({escape(c.effect.source)})")
+    docs, valid = field_docs(paper.config_type), valid_values(paper.config_type)
     values = {p: dataclasses.asdict(paper.preset(p)) for p in PRESETS}
+    con.print(f"\n[bold]Knobs[/bold] (value at {' / '.join(PRESETS)}; set with --set key=value)")
     for name, doc in docs.items():
-        presets.add_row(name, *[str(values[p][name]) for p in PRESETS], doc)
-    con.print(presets)
+        shown = [str(values[p][name]) for p in PRESETS]
+        at = shown[0] if len(set(shown)) == 1 else " / ".join(shown)
+        con.print(f"\n[bold]{name}[/bold] = {escape(at)}" + (f"  [dim]valid: {escape(valid[name])}[/dim]" if valid[name]
+                                                            else ""))
+        con.print(f"  {escape(doc)}")
     return 0
 
 

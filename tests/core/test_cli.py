@@ -103,3 +103,11 @@ def test_show_lists_claims_and_every_config_field():
     assert out.returncode == 0
     for word in ("C1", "C6", "n_values", "stream_length", "sample sizes"):
         assert word in out.stdout
+
+
+@pytest.mark.parametrize("slug", ["_template", "compressed_trust"])
+def test_show_fits_80_columns_in_a_pipe_and_lists_valid_values(slug):
+    out = run_cli("show", slug)  # captured: a pipe, where rich uses 80 columns
+    assert out.returncode == 0 and "…" not in out.stdout  # rich cuts a cell with an ellipsis
+    assert max(map(len, out.stdout.splitlines())) <= 80
+    assert "valid: >= 1" in out.stdout or "valid: > 0" in out.stdout

@@ -164,6 +164,43 @@ def show_path(value: str) -> str:
     return repr(value) if any(not ch.isprintable() for ch in value) else value
 
 
+def valid_values(config_type: type) -> dict[str, str]:
+    """Field name -> its valid values in words, from the knob's rules and type ('' where nothing is declared).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class C:
+    ...     lr: float = knob(0.1, "learning rate", gt=0, le=1)
+    ...     gate: str = knob("relu", "gate", choices=("relu", "tanh"))
+    ...     data: str = path_knob("", "ratings file", "file")
+    >>> valid_values(C)
+    {'lr': '> 0, <= 1, finite', 'gate': 'one of relu, tanh', 'data': "a file ('' = none)"}
+    """
+    hints = typing.get_type_hints(config_type)
+    out = {}
+    for f in dataclasses.fields(config_type):
+        rules = f.metadata.get(RULES, {})
+        words = [f"{text} {rules[key]:g}" for key, text in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+                 if rules.get(key) is not None]
+        if rules.get("choices") is not None:
+            words.append("one of " + ", ".join(map(str, rules["choices"])))
+        if rules.get("nonempty"):
+            words.append("not empty")
+        tp = hints[f.name]
+        if get_origin(tp) is Literal:
+            words.append("one of " + ", ".join(map(str, get_args(tp))))
+        if tp is float or (get_origin(tp) is tuple and float in get_args(tp)):
+            if rules.get("finite", True):
+                words.append("finite")
+        if tp is int and rules.get("le") is None and rules.get("lt") is None:
+            words.append(f"<= {MAX_INT:.0e}")
+        if f.metadata.get(PATH):
+            kind = {"file": "a file", "dir": "a folder", "any": "a file or folder"}[f.metadata[PATH]]
+            words.append(f"{kind} ('' = none)")
+        out[f.name] = ", ".join(words)
+    return out
+
+
 def field_docs(config_type: type) -> dict[str, str]:
     """Field name -> documentation string ('' where a field has none)."""
     return {f.name: f.metadata.get(DOC, "") for f in dataclasses.fields(config_type)}
