@@ -35,6 +35,9 @@ def list_cmd(results: Path) -> int:
     from icml24.core.publish import verdict_summary
     from icml24.core.registry import get_paper, list_papers
 
+    if not results.is_dir():
+        print(f"note: no {results}/ folder here, so no paper shows verdicts: run icml24 from the checkout's root "
+              "or pass --results PATH", file=sys.stderr)
     table = Table("#", "slug", "title", "last quick verdicts")
     for slug in list_papers():
         card = get_paper(slug).card
