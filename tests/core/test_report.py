@@ -126,3 +126,32 @@ def test_report_in_headless_chromium(site):
     finally:
         server.shutdown()
     assert errors == [], errors
+
+
+def test_the_real_report_never_scrolls_sideways_on_a_phone_or_a_laptop(tmp_path):
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    results = Path(__file__).resolve().parents[2] / "results"
+    index = build_report(tmp_path / "report", results)
+    pages = ["index.html", *sorted(f"papers/{p.name}" for p in (index.parent / "papers").glob("*.html"))]
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(index.parent))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    wide = []
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            for width in (390, 1280):
+                page = browser.new_page(viewport={"width": width, "height": 800})
+                for name in pages:
+                    page.goto(f"http://127.0.0.1:{server.server_port}/{name}")
+                    scroll = page.evaluate("document.documentElement.scrollWidth")
+                    if scroll > width:
+                        wide.append(f"{name} at {width} px: {scroll} px wide")
+                page.close()
+            browser.close()
+    finally:
+        server.shutdown()
+    assert wide == [], wide
