@@ -156,12 +156,33 @@ class _Progress:
         self.tasks: dict[int, int] = {}
         self.counts: dict[int, list[int]] = {}
 
+    HEARTBEAT_S = 30.0
+    """Without a terminal, a line this often (``ICML24_HEARTBEAT_S`` overrides) says what is still running."""
+
     def __enter__(self):
+        import threading
+
         self.progress.__enter__()
+        self.started = time.perf_counter()
+        self.stop = threading.Event()
+        if not self.enabled:
+            threading.Thread(target=self._heartbeat, daemon=True).start()
         return self
 
     def __exit__(self, *exc):
+        self.stop.set()
         self.progress.__exit__(*exc)
+
+    def _heartbeat(self) -> None:
+        import os
+
+        every = float(os.environ.get("ICML24_HEARTBEAT_S", self.HEARTBEAT_S))
+        while not self.stop.wait(every):
+            busy = [f"{self.requests[i].paper.slug} [{self.requests[i].preset}] {done}/{total} seeds"
+                    for i, (done, total) in self.counts.items() if done < total]
+            if busy:
+                mins, secs = divmod(int(time.perf_counter() - self.started), 60)
+                print(f"running {mins}:{secs:02d}: {', '.join(busy)} done", file=sys.stderr, flush=True)
 
     def __call__(self, kind, payload):
         if kind == "start":
@@ -208,15 +229,26 @@ def _claims_table(slug: str, claims: list[dict]):
     return table
 
 
+def _size(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (0 when it does not exist)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
 def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok,
                   redo_corrupt: bool = False):
     from icml24.core.publish import publish
-    from icml24.core.store import execute_runs
+    from icml24.core.store import cache_dir, execute_runs
 
+    caches = {cache_dir(out, r.paper.slug) for r in requests}
+    before = {c: _size(c) for c in caches}
     with _Progress(requests, enabled=sys.stderr.isatty() or sys.stdout.isatty()) as bar:
         outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
                                 device=device or "cpu", on_event=bar, redo_corrupt=redo_corrupt)
     con = _console()
+    for c in sorted(caches):
+        if _size(c) > before[c]:
+            con.print(f"cache: {c} now holds {_size(c) / 2**20:.1f} MB (artefacts reused by later runs; "
+                      "delete the folder to free it)")
     for o in outcomes:
         if o.result is not None and o.result.diverged:
             seeds = ", ".join(f"seed {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"

@@ -281,3 +281,11 @@ def test_contract_test_fails_under_ci_when_an_extra_is_missing(ci, outcome):
                           str(REPO / "tests" / "test_contract.py"), "-k", "test_same_seed_same_numbers and needs_extra"],
                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert outcome in out.stdout and "no_such_module_xyz" in out.stdout, out.stdout[-1500:]
+
+
+def test_a_piped_run_says_what_is_still_running(tmp_path):
+    out = run_cli("run", "stages", "--preset", "smoke", "--set", "sleep=0.5", "--out", str(tmp_path / "runs"),
+                  "--results", str(tmp_path / "results"), env={**_env(), "ICML24_HEARTBEAT_S": "0.3"})
+    assert out.returncode == 0, out.stderr
+    assert "running 0:00: stages [smoke] 0/1 seeds done" in out.stderr
+    assert "cache: " in out.stdout and "now holds" in out.stdout  # the first run that fills the cache says so
