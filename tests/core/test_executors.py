@@ -77,3 +77,17 @@ def test_ray_matches_serial_and_handles_failures(ray_session, tmp_path):
     assert outs[2].result == {"x": 2, "y": 4}
     flaky = list(execute([(x, str(tmp_path)) for x in range(2)], fn=testing.fail_first_attempt, executor="ray"))
     assert all(o.error is None and o.attempts == 2 for o in flaky)
+
+
+def test_mujoco_warnings_go_to_stderr_not_to_a_log_file_in_the_current_folder(tmp_path, monkeypatch, capfd):
+    mujoco = pytest.importorskip("mujoco")
+    from icml24.core.executors import _mujoco_warnings_to_stderr
+
+    monkeypatch.chdir(tmp_path)
+    _mujoco_warnings_to_stderr()
+    model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='.1'/></body>"
+                                           "</worldbody></mujoco>")
+    data = mujoco.MjData(model)
+    data.qvel[:] = float("nan")  # MuJoCo warns (bad qvel) and resets the state
+    mujoco.mj_step(model, data)
+    assert "MuJoCo warning" in capfd.readouterr().err and not (tmp_path / "MUJOCO_LOG.TXT").exists()

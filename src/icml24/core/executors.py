@@ -103,12 +103,23 @@ def run_unit(unit: Unit) -> dict[str, Any]:
 
     experiment = importlib.import_module(f"{unit.module}.experiment")
     config = from_dict(experiment.Config, dict(unit.config))
+    if "mujoco" in getattr(importlib.import_module(f"{unit.module}.card").CARD, "imports", ()):
+        _mujoco_warnings_to_stderr()
     start = time.perf_counter()
     result = experiment.run(config, unit.seed, unit_context(unit))
     result.wall_time = time.perf_counter() - start
     if result.seed != unit.seed:
         raise RuntimeError(f"{unit.slug}.run returned seed {result.seed} for seed {unit.seed}")
     return result.to_dict()
+
+
+def _mujoco_warnings_to_stderr() -> None:
+    """MuJoCo's default warning handler also appends to MUJOCO_LOG.TXT in the current folder: print instead."""
+    import sys
+
+    import mujoco
+
+    mujoco.set_mju_user_warning(lambda text: print(f"MuJoCo warning: {text}", file=sys.stderr, flush=True))
 
 
 class _Attempt(NamedTuple):
