@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 
 import pytest
 from conftest import REPO
@@ -14,7 +15,7 @@ from icml24.core.claims import KINDS, VERDICTS, Claim
 from icml24.core.compare import SEED_RTOL, close, seed_differences
 from icml24.core.config import apply_overrides, check_knobs, config_hash, field_docs, to_dict
 from icml24.core.publish import readme_block, render_results_block
-from icml24.core.registry import get_paper, list_papers
+from icml24.core.registry import code_files, get_paper, list_papers
 from icml24.core.results import RunResult, SeedResult, dumps, read_json
 
 PAPERS = list_papers() + ["_template"]
@@ -98,13 +99,26 @@ def _bumped(value):
 
 def test_overrides_change_the_saved_config(paper):
     smoke = paper.preset("smoke")
-    fields = dataclasses.asdict(smoke)
-    name, raw = next((k, _bumped(v)) for k, v in fields.items() if _bumped(v) is not None)
-    changed = apply_overrides(smoke, [f"{name}={raw}"])
-    assert to_dict(changed)[name] != to_dict(smoke)[name]
-    assert {k: v for k, v in to_dict(changed).items() if k != name} == \
-           {k: v for k, v in to_dict(smoke).items() if k != name}
-    assert config_hash(changed) != config_hash(smoke)
+    bumped = {k: _bumped(v) for k, v in dataclasses.asdict(smoke).items() if _bumped(v) is not None}
+    assert bumped
+    for name, raw in bumped.items():  # every field the command line can bump, one at a time
+        changed = apply_overrides(smoke, [f"{name}={raw}"])
+        assert to_dict(changed)[name] != to_dict(smoke)[name]
+        assert {k: v for k, v in to_dict(changed).items() if k != name} == \
+               {k: v for k, v in to_dict(smoke).items() if k != name}
+        assert config_hash(changed) != config_hash(smoke)
+
+
+def test_every_config_field_is_read_by_the_papers_code(paper):
+    """A knob nothing reads changes the config hash and nothing else: every field is named by the code the
+    run executes (or by ``validate``), as an attribute, a keyword or a string key."""
+    code = "\n".join(p.read_text(encoding="utf-8") for p in code_files(paper.folder) if p.name != "config.py")
+    config_py = paper.folder / "config.py"
+    if config_py.is_file():
+        code += config_py.read_text(encoding="utf-8").partition("def validate")[2]
+    unread = [f.name for f in dataclasses.fields(paper.config_type)
+              if not re.search(rf"\.{f.name}\b|[\"']{f.name}[\"']|\b{f.name}=", code)]
+    assert unread == [], f"{paper.slug}: config fields no code reads: {unread}"
 
 
 def _finite(seed_result: SeedResult) -> list[str]:
