@@ -69,7 +69,7 @@ CLAIMS = (
                         why="'small' read as an order of magnitude below the official solver cap of 200 steps"),
           ranges={"pcdeq_fwd_steps": NONNEG}),
     Claim("C8", "Without the nonnegativity constraint the same DEQ is less stable: its solver steps grow "
-                "or it diverges (paraphrase of the paper's motivation).", "Sec. 1; issue 7",
+                "or it diverges (paraphrase of the paper's motivation).", "Sec. 1",
           "order", metric="deq_max_fwd_steps", against="pcdeq_max_fwd_steps",
           statistic="peak over epochs of the mean forward steps per batch, signed-weight DEQ minus pcDEQ "
                     "(identical init, data and batches; only the projection differs)",
