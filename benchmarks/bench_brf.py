@@ -16,7 +16,7 @@ import argparse
 
 import torch
 
-from icml24.core.bench import median_time, ratio_row
+from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.papers.brf.model import RSNN, reference_forward, sequence_nll
 
 
@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    pin_threads(args.threads)
     g = torch.Generator().manual_seed(0)
     net = RSNN(1, args.hidden, 10, "brf", generator=g)
     x = 100 * torch.rand(args.steps, args.batch, 1, generator=g)  # pixel-like drive, as in the digits task

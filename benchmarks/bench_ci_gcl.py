@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from icml24.core.bench import median_time, ratio_row
+from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.papers.ci_gcl import data, spectral
 
 
@@ -24,7 +24,7 @@ def fwd_bwd(fn, graphs: data.Graphs, k: int = 4):
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(1)
+    pin_threads(1)
     sets = {"SBM, 128 graphs of 20-40 nodes": data.sbm_dataset(np.random.default_rng(0), 128),
             "molecules, 128 graphs (<= 47 atoms)": data.solubility_dataset().subset(np.arange(128))}
     print(f"{'batch':38s} {'loop ms':>9s} {'batched ms':>11s} {'batched/loop':>13s}")

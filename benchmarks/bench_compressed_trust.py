@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from icml24.common import llm
-from icml24.core.bench import median_time, ratio_row
+from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.core.context import RunContext
 from icml24.papers.compressed_trust import compress as C
 from icml24.papers.compressed_trust import layers, trust
@@ -58,7 +58,7 @@ def peer(W: torch.Tensor, H: torch.Tensor) -> dict | None:
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(1)
+    pin_threads(1)
     lm = llm.smollm2(RunContext(cache_dir=REPO / "runs" / "bench-cache"))
     pool = trust.snippets()[0::2]
     rng = np.random.default_rng(0)

@@ -12,13 +12,10 @@ skipped with a note. Run: ``python benchmarks/bench_copying.py`` (about a minute
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 import torch
 
-from icml24.core.bench import ratio_row
+from icml24.core.bench import Clock, Timing, median_timing, pin_threads, ratio_row
 from icml24.papers.copying.experiment import QUICK, build_model
 from icml24.papers.copying.model import MambaMixer, RMSNorm, selective_scan, selective_scan_naive
 from icml24.papers.copying.tasks import masked_lm_loss, packed_batch
@@ -27,17 +24,18 @@ B, L, D, N, LAYERS = 8, 256, 128, 16, 2
 E = 2 * D
 
 
-def interleaved(fns: dict, repeats: int = 7) -> dict[str, float]:
-    """Median seconds per call of each function, the calls of one repeat interleaved (after a warm-up)."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
+def interleaved(fns: dict, repeats: int = 7) -> dict[str, Timing]:
+    """Median seconds per call of each function (wall, with CPU), the calls of one repeat interleaved (after a
+    warm-up)."""
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
     for f in fns.values():
         f()
     for _ in range(repeats):
         for k, f in fns.items():
-            t = time.perf_counter()
+            clock = Clock()
             f()
-            times[k].append(time.perf_counter() - t)
-    return {k: statistics.median(v) for k, v in times.items()}
+            times[k].append(clock.split())
+    return {k: median_timing(v) for k, v in times.items()}
 
 
 def scan_inputs():
@@ -96,7 +94,7 @@ def train_tokens_per_s(kind: str, steps: int = 5) -> float:
 
 
 def main() -> None:
-    torch.set_num_threads(1)
+    pin_threads(1)
     try:
         from mambapy.mamba import Mamba as PeerMamba
         from mambapy.mamba import MambaBlock, MambaConfig

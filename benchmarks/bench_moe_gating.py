@@ -10,12 +10,10 @@ median wall time of a few repeats and the speed-up ratio.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 
-from icml24.core.bench import ratio_row
+from icml24.core.bench import Clock, median_timing, pin_threads, ratio_row
 from icml24.papers.moe_gating.algorithm import fit_mle
 from icml24.papers.moe_gating.experiment import Config, initial_params, true_params
 from icml24.papers.moe_gating.model import MoEParams, sample
@@ -28,7 +26,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--gate", default="tanh")
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    pin_threads(1)
 
     cfg = Config()
     truth = true_params(cfg)
@@ -51,10 +49,10 @@ def main() -> None:
     for name, fn in (("batched", batched), ("loop", looped)):
         runs = []
         for _ in range(args.repeats):
-            t0 = time.perf_counter()
+            clock = Clock()
             fn()
-            runs.append(time.perf_counter() - t0)
-        times[name] = statistics.median(runs)
+            runs.append(clock.split())
+        times[name] = median_timing(runs)
         print(f"{name:8s} {times[name]:.3f} s for {args.reps} fits at n={args.n} "
               f"({args.reps / times[name]:.1f} fits/s)")
     print(f"speed-up batched / loop: {times['loop'] / times['batched']:.2f}x")

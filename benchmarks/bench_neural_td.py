@@ -10,19 +10,16 @@ Prints chain-steps per second and the speed-up ratios (median of repeats). Run:
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 import torch
 
-from icml24.core.bench import ratio_row
+from icml24.core.bench import Clock, median_timing, pin_threads, ratio_row
 from icml24.papers.neural_td.algorithm import Transitions, markov_transitions, neural_td, neural_td_naive, theory_schedule
 from icml24.papers.neural_td.components import init_network, random_pair_chain
 
 
 def main(width: int = 64, chains: int = 8, T: int = 400, repeats: int = 3) -> None:
-    torch.set_num_threads(1)
+    pin_threads(1)
     chain = random_pair_chain(5, 2, 16, 0.5, np.random.default_rng(0), 5.0)
     net = init_network(16, width, 2, torch.Generator().manual_seed(0))
     tr = markov_transitions(chain.P, chain.mu, T, chains, np.random.default_rng(1))
@@ -43,10 +40,10 @@ def main(width: int = 64, chains: int = 8, T: int = 400, repeats: int = 3) -> No
     for name, fn in (("vectorised", vectorised), ("per-chain", per_chain), ("literal", literal)):
         ts = []
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            clock = Clock()
             outs[name] = fn()
-            ts.append(time.perf_counter() - t0)
-        times[name] = statistics.median(ts)
+            ts.append(clock.split())
+        times[name] = median_timing(ts)
         print(f"{name:>10}: {chains * T / times[name]:9.0f} chain-steps/s  ({times[name]:.3f} s)")
     assert np.allclose(outs["vectorised"], outs["per-chain"], rtol=1e-3, atol=1e-7)
     assert np.allclose(outs["vectorised"], outs["literal"], rtol=1e-3, atol=1e-7)

@@ -20,12 +20,10 @@ Prints the median time per solve (median over repeats) and the speed-up ratios.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
-from icml24.core.bench import ratio_row
+from icml24.core.bench import Clock, Timing, median_timing, pin_threads, ratio_row
 from icml24.papers.partial_monitoring import algorithm
 from icml24.papers.partial_monitoring.components import make_game, stochastic_env
 from icml24.papers.partial_monitoring.exo import (
@@ -58,6 +56,7 @@ def learner_path(horizon: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def main() -> None:
+    pin_threads(1)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=3, help="random instances per game")
     parser.add_argument("--repeats", type=int, default=3)
@@ -72,13 +71,13 @@ def main() -> None:
             q = rng.dirichlet(np.ones(game.k))
             cases.append((game, q, stability_weights(q, float(rng.uniform(1, 30)), 1.0)))
 
-    def timed(fn) -> tuple[float, list[float]]:
+    def timed(fn) -> tuple[Timing, list[float]]:
         times, values = [], []
         for _ in range(args.repeats):
-            t0 = time.perf_counter()
+            clock = Clock()
             values = [fn(g, q, w).value for g, q, w in cases]
-            times.append((time.perf_counter() - t0) / len(cases))
-        return statistics.median(times), values
+            times.append(clock.split(len(cases)))
+        return median_timing(times), values
 
     fast_t, fast_v = timed(lambda g, q, w: SaddleSolver(g).solve(q, w))
     ref_t, ref_v = timed(lambda g, q, w: solve_exo_reference(g, q, w))
@@ -96,17 +95,17 @@ def main() -> None:
     path = learner_path(args.path_horizon)
     game = make_game("apple_tasting")
 
-    def path_timed(fresh: bool) -> tuple[float, np.ndarray]:
+    def path_timed(fresh: bool) -> tuple[Timing, np.ndarray]:
         times, values = [], np.zeros(len(path))
         for _ in range(args.repeats):
             solver = ExpWeightsExOSolver(game)
-            t0 = time.perf_counter()
+            clock = Clock()
             for i, (q, w) in enumerate(path):
                 if fresh:
                     solver._warm = None                  # forget the previous optimum: the three cold stages
                 values[i] = solver.solve(q, w).value
-            times.append((time.perf_counter() - t0) / len(path))
-        return statistics.median(times), values
+            times.append(clock.split(len(path)))
+        return median_timing(times), values
 
     warm_t, warm_v = path_timed(fresh=False)
     cold_t, cold_v = path_timed(fresh=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from icml24.core.bench import median_time, ratio_row
+from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.papers.pcdeq import DEQ, PcDEQConv, PcDEQLinear, anderson, fixed_point_iteration, unrolled_deq
 
 
@@ -77,7 +77,7 @@ def solver_rows() -> None:
 
 
 def main() -> None:
-    torch.set_num_threads(1)
+    pin_threads(1)
     gen = torch.Generator().manual_seed(0)
     layer = PcDEQLinear(80, "tanh", generator=gen)
     with torch.no_grad():

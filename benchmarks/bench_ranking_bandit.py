@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24.core.bench import median_time, ratio_row
+from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.papers.ranking_bandit.algorithm import UCR, ItemGLMs, confidence_radius, logistic_newton_step, sherman_morrison
 from icml24.papers.ranking_bandit.components import best_list, design_vectors, mean_function
 
@@ -43,6 +43,7 @@ def loop_scores(pol, x):
 
 
 def main():
+    pin_threads(1)
     rng = np.random.default_rng(0)
     k, d = 10, 10
     print("1. per-round decision, K=10, d=10")

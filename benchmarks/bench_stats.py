@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from icml24.core.bench import median_time, ratio_row
+from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.core.stats import expanded_alpha, mean_ci
 
 N_BOOT = 4000
@@ -36,6 +36,7 @@ def scipy_ci(values: np.ndarray, seed: int = 0) -> tuple[float, float]:
 
 
 if __name__ == "__main__":
+    pin_threads(1)
     print(f"{'seeds':>5s} {'ours ms':>8s} {'scipy ms':>9s} {'ours/scipy':>11s} {'loop ms':>8s} {'ours/loop':>10s}  bounds agree")
     for n in (5, 10, 40):
         values = np.random.default_rng(n).normal(size=n)

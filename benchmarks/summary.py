@@ -1,4 +1,5 @@
-"""Run every benchmark in benchmarks/ (one after another, one thread each) and print one table of ratios.
+"""Run every benchmark in benchmarks/ (one after another, every thread pool at one thread) and print one table
+of ratios, with the CPU time beside the wall time of each row.
 
 Each benchmark prints its own report and, for every comparison, a machine-readable row
 (``icml24.core.bench.ratio_row``); this script passes the reports through and then prints those rows
@@ -8,11 +9,12 @@ Usage: python benchmarks/summary.py [bench_name ...]   (default: all)
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from icml24.core.bench import RATIO_MARK
+from icml24.core.bench import POOL_VARS, RATIO_MARK
 
 HERE = Path(__file__).parent
 
@@ -23,7 +25,8 @@ def main(names: list[str]) -> int:
     failed = []
     for script in scripts:
         print(f"== {script.name}", flush=True)
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        env = {**os.environ, **{var: "1" for var in POOL_VARS}}  # every pool at one thread, from the start
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
         for line in proc.stdout.splitlines():
             if line.startswith(RATIO_MARK):
                 rows.append((script.stem, line[len(RATIO_MARK):].split("\t")))
@@ -32,10 +35,12 @@ def main(names: list[str]) -> int:
         if proc.returncode:
             failed.append(script.name)
             print(proc.stderr[-2000:], file=sys.stderr)
-    print("\n| benchmark | workload | baseline | ours ms | baseline ms | ours / baseline | outputs agree |")
-    print("|---|---|---|---|---|---|---|")
-    for bench, (workload, baseline, ours, base, ratio, agree) in rows:
-        print(f"| {bench} | {workload} | {baseline} | {float(ours):.2f} | {float(base):.2f} | {float(ratio):.2f} | {agree} |")
+    print("\n| benchmark | workload | baseline | ours ms | baseline ms | ours / baseline | outputs agree "
+          "| ours CPU ms | baseline CPU ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for bench, (workload, baseline, ours, base, ratio, agree, ours_cpu, base_cpu) in rows:
+        print(f"| {bench} | {workload} | {baseline} | {float(ours):.2f} | {float(base):.2f} | {float(ratio):.2f} "
+              f"| {agree} | {ours_cpu} | {base_cpu} |")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
