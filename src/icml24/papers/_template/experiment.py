@@ -2,7 +2,8 @@
 
 The ``Config``, the presets, ``SEEDS`` and ``validate`` live in config.py, which imports no torch (so
 ``icml24 show`` stays fast); they are re-exported here. ``run`` is pure: its randomness comes from
-``seed`` alone, so the same config and seed give identical metrics. It returns scalar ``metrics`` and
+``seed`` alone, through named streams (:mod:`icml24.core.streams`), so the same config and seed give identical
+metrics. It returns scalar ``metrics`` and
 1-D ``curves``, every name a claim in claims.py reads.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
@@ -29,14 +31,16 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     This seed is cheap, so it only checkpoints its stream stage, as an example of the pattern.
     """
     ctx = ctx or RunContext.local()
-    rng = np.random.default_rng(seed)
     mse_mean, mse_median = [], []
-    for n in config.n_values:
-        errs = estimator_errors(rng.normal(config.mu, 1.0, size=(config.reps, n)), config.mu)
+    for n in config.n_values:  # one named stream per purpose (core.streams): adding one never shifts another
+        sample = streams.rng(seed, "errors", n).normal(config.mu, 1.0, size=(config.reps, n))
+        errs = estimator_errors(sample, config.mu)
         mse_mean.append(errs.mse_mean)
         mse_median.append(errs.mse_median)
-    coverage = t_interval_coverage(rng.normal(config.mu, 1.0, size=(config.reps, config.coverage_n)), config.mu)
+    coverage_sample = streams.rng(seed, "coverage").normal(config.mu, 1.0, size=(config.reps, config.coverage_n))
+    coverage = t_interval_coverage(coverage_sample, config.mu)
     checkpoints = np.unique(np.geomspace(10, config.stream_length, 20).astype(int))
+    rng = streams.rng(seed, "stream")
 
     def stream_stage() -> tuple[float, np.ndarray]:
         stream = rng.normal(config.mu, 1.0, size=config.stream_length)
