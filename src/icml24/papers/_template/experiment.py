@@ -2,9 +2,8 @@
 
 The ``Config``, the presets, ``SEEDS`` and ``validate`` live in config.py, which imports no torch (so
 ``icml24 show`` stays fast); they are re-exported here. ``run`` is pure: its randomness comes from
-``seed`` alone, through named streams (:mod:`icml24.core.streams`), so the same config and seed give identical
-metrics. It returns scalar ``metrics`` and
-1-D ``curves``, every name a claim in claims.py reads.
+``seed`` alone, through named streams (:mod:`icml24.core.streams`), so the same config and seed give
+identical metrics. It returns scalar ``metrics`` and 1-D ``curves``, every name a claim in claims.py reads.
 """
 
 from __future__ import annotations
