@@ -229,3 +229,42 @@ def test_cpu_with_an_index_is_the_cpu():
     from icml24.cli import _prepare
 
     assert _prepare("pcdeq", "smoke", None, [], "cpu:0").config.device == "cpu"
+
+
+def _knob_mistakes() -> list[tuple[str, str]]:
+    """(paper, key=value) for every knob of every paper: a wrong type, a value past each declared bound, an
+    integer no machine can run, NaN and infinity, an unknown choice, an unbalanced list."""
+    import dataclasses
+    import typing
+
+    from icml24.core.config import RULES
+    from icml24.core.registry import get_paper, list_papers
+
+    out = []
+    for slug in list_papers():
+        config_type = get_paper(slug).config_type
+        hints = typing.get_type_hints(config_type)
+        for f in dataclasses.fields(config_type):
+            tp, rules = hints[f.name], f.metadata.get(RULES, {})
+            inner = typing.get_args(tp)[0] if typing.get_origin(tp) is tuple else tp
+            bad = []
+            if inner in (int, float):
+                bad += ["abc", "1e20" if inner is int else "nan", "inf" if inner is float else "2.5"]
+                bad += [repr(rules[k] - 1) for k in ("ge",) if rules.get(k) is not None]
+                bad += [repr(rules[k]) for k in ("gt", "lt") if rules.get(k) is not None]
+                bad += [repr(rules[k] + 1) for k in ("le",) if rules.get(k) is not None]
+            elif inner is bool:
+                bad += ["maybe"]
+            elif rules.get("choices"):
+                bad += ["no_such_choice"]
+            if typing.get_origin(tp) is tuple:
+                bad = ["[1,2", *(f"{b},{b}" for b in bad[:1])]
+            out += [(slug, f"{f.name}={b}") for b in bad]
+    return out
+
+
+def test_every_knob_of_every_paper_refuses_its_mistakes(empty_dir, capsys):
+    cases = _knob_mistakes()
+    assert len(cases) >= 150  # the sweep is wide: every paper, every knob
+    for slug, assignment in cases:
+        assert_user_error(["run", slug, "--preset", "smoke", "--set", assignment], empty_dir, capsys)
