@@ -198,11 +198,12 @@ class _Progress:
             if out.error:
                 from rich.markup import escape
 
-                from icml24.core.executors import error_line
+                from icml24.core.executors import error_line, looks_diverged
 
                 tries = "1 attempt" if out.attempts == 1 else f"{out.attempts} attempts"
-                self.progress.console.print(f"[red]{out.unit.slug} seed {out.unit.seed} failed after {tries}:[/red] "
-                                            f"{escape(error_line(out.error))}")
+                what = "diverged (its numbers became NaN or infinite)" if looks_diverged(out.error) else "failed"
+                self.progress.console.print(f"[red]{out.unit.slug} seed {out.unit.seed} {what} after {tries}:"
+                                            f"[/red] {escape(error_line(out.error))}")
             elif not self.enabled:
                 done, total = self.counts[i]
                 secs = out.result.get("wall_time", 0.0)

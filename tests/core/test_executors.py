@@ -91,3 +91,18 @@ def test_mujoco_warnings_go_to_stderr_not_to_a_log_file_in_the_current_folder(tm
     data.qvel[:] = float("nan")  # MuJoCo warns (bad qvel) and resets the state
     mujoco.mj_step(model, data)
     assert "MuJoCo warning" in capfd.readouterr().err and not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+@pytest.mark.parametrize("error, diverged", [
+    ("numpy.linalg.LinAlgError: SVD did not converge", True),
+    ("ValueError: Input X contains infinity or a value too large for dtype('float64').", True),
+    ("ValueError: Expected parameter loc (Tensor of shape (4,)) to satisfy the constraint Real(), but found "
+     "invalid values:\ntensor([nan, nan])", True),
+    ("OverflowError: cannot convert float infinity to integer", True),
+    ("ValueError: too many values to unpack (expected 2)", False),
+    ("IndexError: index 5 is out of bounds for axis 0 with size 3", False),
+])
+def test_a_seed_that_breaks_on_non_finite_numbers_is_called_diverged(error, diverged):
+    from icml24.core.executors import looks_diverged
+
+    assert looks_diverged("Traceback (most recent call last):\n  File \"x.py\", line 1\n" + error) is diverged

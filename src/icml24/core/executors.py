@@ -14,6 +14,7 @@ Retries are for faults of a worker. Ray is imported only when ``executor="ray"``
 from __future__ import annotations
 
 import os
+import re
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -146,6 +147,24 @@ def _call(fn: Callable[[Any], Any], unit: Any) -> _Attempt:
 
 def _retry(att: _Attempt, attempt: int, retries: int) -> bool:
     return att.error is not None and att.user_error is None and not att.deterministic and attempt <= retries
+
+
+_NON_FINITE_WORDS = frozenset({"nan", "inf", "infinity", "infinite", "non-finite", "singular", "overflow"})
+_NON_FINITE_PHRASES = ("not finite", "did not converge")
+
+
+def looks_diverged(error: str) -> bool:
+    """A failed seed whose exception is a numerical breakdown (NaN or infinity met by a solver, a check or an
+    overflow): the run diverged, rather than the code being wrong.
+
+    >>> looks_diverged("ValueError: Input X contains NaN."), looks_diverged("KeyError: 'x'")
+    (True, False)
+    """
+    kind, _, message = error_line(error).partition(":")
+    text = message.lower()
+    words = set(re.findall(r"[a-z][a-z-]*", text))
+    return (kind.endswith(("LinAlgError", "OverflowError", "FloatingPointError")) or bool(words & _NON_FINITE_WORDS)
+            or any(p in text for p in _NON_FINITE_PHRASES))
 
 
 def error_line(error: str) -> str:
