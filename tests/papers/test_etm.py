@@ -1,6 +1,7 @@
 """ETM: the Langevin sampler, InfoNCE and the gradient penalty against direct computations, recovery of
 a linear system, the forward models, the data layer (D4RL arrays, Minari round trip), model rollouts
-against the real Pendulum-v1, and the DOPE metrics against hand-computed values."""
+against the real Pendulum-v1 (with and without the torque dead zone), the jump task's policies, mode validity
+and sharpness, and the DOPE metrics against hand-computed values."""
 
 from __future__ import annotations
 
@@ -158,8 +159,40 @@ def test_jump_task_is_discontinuous_at_the_threshold_and_invariant_in_p():
     d = jump.dynamics(x, task)
     assert d[1, 1] - d[0, 1] == pytest.approx(task.jump) and d[1, 0] - d[0, 0] == pytest.approx(0.1 * task.jump)
     assert np.array_equal(d[2], d[3])
-    s = jump.sample(np.random.default_rng(0), 100, task, p_range=(1.0, 2.0), a_range=(0.25, 0.35))
-    assert s.x[:, 0].min() >= 1.0 and s.x[:, 2].max() <= 0.35 and s.target.shape == (100, 2)
+    b = jump.branches(x, task)
+    assert b.shape == (4, 2, 2) and np.allclose(b[1, 1], d[1]) and np.allclose(b[0, 0], d[0])
+
+
+def test_jump_policies_shift_the_joint_distribution_of_velocity_and_action():
+    task, rng = jump.JumpTask(), np.random.default_rng(0)
+    train, ood = jump.sample(rng, 20_000, task), jump.sample(rng, 20_000, task, slope=jump.OOD_SLOPE)
+    assert np.corrcoef(train.x[:, 1], train.x[:, 2])[0, 1] < -0.5 < 0.5 < np.corrcoef(ood.x[:, 1], ood.x[:, 2])[0, 1]
+    jumped = train.x[:, 2] > task.threshold
+    assert np.mean(train.x[jumped, 1] < 0) > 0.8 and np.mean(ood.x[ood.x[:, 2] > task.threshold, 1] > 0) > 0.8
+    near = jump.sample(rng, 300, task, a_range=(0.25, 0.35), noise=False)
+    assert len(near.x) == 300 and near.x[:, 2].min() > 0.25 and near.x[:, 2].max() < 0.35
+    assert np.array_equal(near.target, jump.dynamics(near.x, task))
+
+
+def test_mode_validity_accepts_either_branch_only_near_the_jump_and_sharpness_sees_a_ramp():
+    task = jump.JumpTask()
+    x = jump.sample(np.random.default_rng(1), 500, task, noise=False).x
+    truth = jump.dynamics(x, task)
+    assert jump.validity(truth, x, task, 0.25) == 1.0
+    wrong = jump.branches(x, task)[np.arange(len(x)), (x[:, 2] <= task.threshold).astype(int)]   # the other branch
+    near = np.abs(x[:, 2] - task.threshold) < task.near
+    assert jump.validity(wrong, x, task, 0.25) == pytest.approx(near.mean())
+    assert jump.validity(wrong[near], x[near], task, 0.25) == 1.0
+    mid = jump.branches(x, task).mean(1)                                  # the average of the two branches
+    assert jump.validity(mid[near], x[near], task, 0.25) == 0.0
+    assert jump.validity(mid[near], x[near], task, 0.5 + 1e-9) == 1.0
+    # a linear ramp of width 0.1 through tau: steps of about 0.005 / 0.1 of the jump
+    def ramp(z: np.ndarray) -> np.ndarray:
+        share = np.clip((z[:, 2] - task.threshold) / 0.1 + 0.5, 0, 1)[:, None]
+        b = jump.branches(z, task)
+        return (1 - share) * b[:, 0] + share * b[:, 1]
+    assert jump.sharpness(ramp, task) == pytest.approx(0.05 + 0.001, abs=2e-3)
+    assert jump.sharpness(lambda z: jump.dynamics(z, task), task) == pytest.approx(1.001)
 
 
 def _true_pendulum(x: np.ndarray) -> np.ndarray:
@@ -172,17 +205,35 @@ def _true_pendulum(x: np.ndarray) -> np.ndarray:
     return np.stack([np.cos(th2) - c, np.sin(th2) - s, w2 - w, r], 1)
 
 
-def test_model_values_of_the_true_dynamics_equal_the_real_returns():
-    policies = [data.limited(0.5), data.limited(2.0)]
+def _dead_zone_pendulum(x: np.ndarray) -> np.ndarray:
+    """The same with the dead zone: no torque where |u| < DEAD_ZONE (reward from the applied torque)."""
+    u = np.where(np.abs(x[:, 3]) < data.DEAD_ZONE, 0.0, x[:, 3])
+    return _true_pendulum(np.concatenate([x[:, :3], u[:, None]], 1))
+
+
+@pytest.mark.parametrize("env_id, model", [(offline.PENDULUM, _true_pendulum), (data.ENV_ID, _dead_zone_pendulum)])
+def test_model_values_of_the_true_dynamics_equal_the_real_returns(env_id, model):
+    data.register()
+    policies = [data.controller(c) for c in data.EVALUATION[:2]] + [data.controller(data.EVALUATION[-1])]
     truth, starts = [], None
     for pi in policies:
-        eps = offline.collect(pi, 4, 123)
+        eps = offline.collect(pi, 4, 123, env_id=env_id)
         truth.append(offline.discounted_returns(eps, 0.995).mean())
         starts = np.stack([e.observations[0] for e in eps])
     wide = ope.Bounds(np.full(3, -100.0), np.full(3, 100.0), -100.0, 100.0)
-    est = ope.model_values(_true_pendulum, policies, starts, 200, 0.995, wide)
+    est = ope.model_values(model, policies, starts, 200, 0.995, wide)
     assert np.allclose(est, truth, rtol=2e-3)
-    assert truth[1] > truth[0]                          # the stronger motor is the better policy
+
+
+def test_the_dead_zone_is_a_step_in_the_action_and_changes_the_values():
+    data.register()
+    x = np.array([[-1.0, 0.0, 0.0, data.DEAD_ZONE - 1e-6], [-1.0, 0.0, 0.0, data.DEAD_ZONE + 1e-6]])
+    dw = _dead_zone_pendulum(x)[:, 2]
+    assert dw[1] - dw[0] == pytest.approx(data.DEAD_ZONE * 3 * 0.05, rel=1e-4)
+    weak = data.controller(data.EVALUATION[-1])                         # the weak pump works mostly in the zone
+    plain = offline.discounted_returns(offline.collect(weak, 6, 5), 0.995).mean()
+    dead = offline.discounted_returns(offline.collect(weak, 6, 5, env_id=data.ENV_ID), 0.995).mean()
+    assert dead < plain - 100
 
 
 def test_d4rl_arrays_and_the_minari_round_trip(tmp_path):
@@ -219,7 +270,8 @@ def test_behaviour_policies_and_the_swing_up():
     u = offline.swing_up(obs)
     assert u[0, 0] == pytest.approx(-1.0)               # PD near the top: -(10 * 0.1 + 0)
     assert u[1, 0] == pytest.approx(2.0)                # pumping at the bottom, clipped to the torque bound
-    assert data.limited(0.3)(obs)[1, 0] == pytest.approx(0.3)
+    assert data.controller(data.Controller("weak", u_max=0.3))(obs)[1, 0] == pytest.approx(0.3)
+    assert np.array_equal(data.controller(data.EVALUATION[2])(obs), u)  # "swing-up" is the common controller
     assert np.all(np.abs(data.noisy(5.0, np.random.default_rng(0))(np.repeat(obs, 50, 0))) <= 2.0)
 
 
@@ -228,8 +280,8 @@ def test_behaviour_policies_and_the_swing_up():
     ("SMOKE", ["hidden=0"], "hidden"), ("SMOKE", ["steps=0"], "steps"), ("SMOKE", ["lr=0"], "lr"),
     ("SMOKE", ["negatives=0"], "negatives"), ("SMOKE", ["temperature=0"], "temperature"),
     ("SMOKE", ["restarts=0"], None), ("SMOKE", ["threshold=0.98"], "threshold"), ("SMOKE", ["near=0"], "near"),
-    ("SMOKE", ["policies=2"], "policies"), ("SMOKE", ["u_min=2"], "u_min"), ("SMOKE", ["horizon=201"], "horizon"),
-    ("SMOKE", ["gamma=0"], "gamma"),
+    ("SMOKE", ["jump=1e308"], "jump"), ("SMOKE", ["valid_eps=0.5"], "valid_eps"), ("SMOKE", ["horizon=201"], "horizon"),
+    ("SMOKE", ["gamma=0"], "gamma"), ("SMOKE", ["eval_every=-1"], "eval_every"),
 ])
 def test_config_rules(preset, overrides, field):
     from icml24.core.testing import check_config_rule

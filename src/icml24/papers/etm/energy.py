@@ -199,8 +199,12 @@ class ETM:
         (contrastive + penalty).sum().backward()
         return ETMLoss(float(contrastive.sum().detach()), float(penalty.sum().detach()))
 
-    def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator) -> list[float]:
-        """Train on x (n, x_dim), Delta (n, d) for ``cfg.steps`` batches; returns the per-step InfoNCE."""
+    def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator,
+            checkpoint: Callable[[int], None] | None = None) -> list[float]:
+        """Train on x (n, x_dim), Delta (n, d) for ``cfg.steps`` batches; returns the per-step InfoNCE.
+
+        ``checkpoint(k)`` is called after the k-th step (k = 1..steps), e.g. to record a held-out error.
+        """
         self.scalers = Scalers.fit(x, target)
         xs = self.scalers.x(x, self.device)
         ts = torch.as_tensor(target / self.scalers.box, dtype=torch.float32, device=self.device)
@@ -211,6 +215,8 @@ class ETM:
             opt.zero_grad()
             trace.append(self.loss(xs[idx], ts[idx], generator).contrastive / len(idx))
             opt.step()
+            if checkpoint is not None:
+                checkpoint(len(trace))
         return trace
 
     def predict(self, x: np.ndarray, iters: int | None = None, restarts: int = 0,

@@ -1,19 +1,22 @@
 """Experiment of ETM: ``run(config, seed)`` and the figures.
 
-Per seed, three transition models of the same width and depth are trained on the same data: the
-energy model (``etm``, energy.py), a Gaussian forward ensemble (``ftm``) and a deterministic MLP
-(``mlp``) (forward.py).
+Per seed, three transition models of the same width and depth, trained with the same batch and steps
+(the same number of sample-gradients), are fitted to the same data: the energy model (``etm``,
+energy.py), a Gaussian forward ensemble (``ftm``) and a deterministic MLP (``mlp``) (forward.py). Every
+``eval_every`` steps each model's held-out MSE is recorded (the learning-curve figure).
 
-1. Discontinuous dynamics (C1, jump.py): trained on p, v, a ~ U[-1, 1]; mean squared error of the
-   predicted Delta = s' - s against the noiseless truth on three test sets: near the jump
-   (|a - tau| < near), away from it (the rest of the training region) and out of distribution
-   (p in [1, 2]). Also the diagnostic best-of-starts ETM prediction (``etm_rs``), and every model's
-   prediction of v' - v along a in [-1, 1] at p = v = 0 (the figure).
-2. Policy evaluation on Pendulum-v1 (C2, data.py, ope.py, :mod:`icml24.common.offline`): an offline
-   data set from three behaviour policies, written as a Minari dataset into the run's artefact cache
-   and read back; 10% of its transitions (at least 1) held out for the one-step error; each model's value of P evaluation
-   policies by model rollouts from the same start states as the true values (real rollouts), and the
-   DOPE metrics of those estimates.
+1. Discontinuous dynamics (C1, jump.py): trained on transitions of a behaviour policy; on test sets
+   (noiseless truth) near the jump (|a - tau| < near, the same policy), away from it, and of a shifted
+   policy (out of distribution in (v, a)), all of its transitions and those near the jump: mode
+   validity (the share of predictions within eps of a reachable branch), MSE of Delta = s' - s, and
+   the sharpness of the predicted jump. Also the diagnostic best-of-starts ETM prediction (``etm_rs``,
+   with ``restarts`` > 0), and every model's prediction of v' - v along a in [-1, 1] at p = v = 0
+   (the figure).
+2. Policy evaluation on Pendulum-v1 with a torque dead zone (C2, data.py, ope.py,
+   :mod:`icml24.common.offline`): an offline data set from three behaviour policies, written as a Minari
+   dataset into the run's artefact cache and read back; 10% of its transitions (at least 1) held out for
+   the one-step error; each model's value of the 8 evaluation controllers by model rollouts from the same
+   start states as the true values (real rollouts), and the DOPE metrics of those estimates.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figu
            "jump_stage", "ope_stage", "StageOut"]
 
 MODELS = ("etm", "ftm", "mlp")
-DATASET_ID = "pendulum/mixed-v0"
+DATASET_ID = "pendulum/deadzone-mixed-v0"
 SLICE = 201          # points of the a-grid of the jump figure
 
 
@@ -66,45 +69,69 @@ def _mse(pred: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean((pred - truth) ** 2))
 
 
+def _fit(model: ETM | GaussianEnsemble | DeterministicMLP, x: np.ndarray, target: np.ndarray, gen: torch.Generator,
+         held_x: np.ndarray, held_target: np.ndarray, every: int) -> list[float]:
+    """Train ``model``; its held-out MSE after every ``every``-th step (empty if ``every`` is 0)."""
+    curve: list[float] = []
+
+    def checkpoint(k: int) -> None:
+        if every and k % every == 0:
+            curve.append(_mse(model.predict(held_x), held_target))
+    model.fit(x, target, gen, checkpoint)
+    return curve
+
+
+def _steps_axis(config: Config) -> list[float]:
+    return [float(k) for k in range(config.eval_every, config.steps + 1, config.eval_every)] if config.eval_every else []
+
+
 def jump_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
-    """Claim C1's errors (module docstring, 1)."""
+    """Claim C1's measures (module docstring, 1)."""
     rng = np.random.default_rng(stream)
     gen = torch.Generator().manual_seed(int(stream.generate_state(1)[0]))
     task = jump.JumpTask(config.jump, config.threshold, config.jump_noise, config.near)
     train = jump.sample(rng, config.jump_train, task)
+    held = jump.sample(rng, min(config.eval_size, config.jump_test), task, noise=False)
     near = jump.sample(rng, config.jump_test, task, a_range=(task.threshold - task.near, task.threshold + task.near),
                        noise=False)
     pool = jump.sample(rng, 4 * config.jump_test, task, noise=False)
     keep = np.flatnonzero(np.abs(pool.x[:, 2] - task.threshold) >= task.near)[:config.jump_test]
     away = jump.JumpData(pool.x[keep], pool.target[keep])
-    ood = jump.sample(rng, config.jump_test, task, p_range=(1.0, 2.0), noise=False)
+    ood = jump.sample(rng, config.jump_test, task, slope=jump.OOD_SLOPE, noise=False)
+    ood_near = jump.sample(rng, config.jump_test, task, slope=jump.OOD_SLOPE,
+                           a_range=(task.threshold - task.near, task.threshold + task.near), noise=False)
     a = np.linspace(-1, 1, SLICE)
     grid = np.stack([np.zeros(SLICE), np.zeros(SLICE), a], 1)
-    tests = {"near": near, "away": away, "ood": ood}
+    tests = {"near": near, "away": away, "ood": ood, "ood_near": ood_near}
     metrics: dict[str, float] = {}
-    curves = {"jump_a": a.tolist(), "jump_slice_true": jump.dynamics(grid, task)[:, 1].tolist()}
+    curves = {"jump_a": a.tolist(), "jump_slice_true": jump.dynamics(grid, task)[:, 1].tolist(),
+              "curve_steps": _steps_axis(config)}
     for tag, model in models(config, 3, 2).items():
-        model.fit(train.x, train.target, gen)
+        curves[f"jump_curve_{tag}"] = _fit(model, train.x, train.target, gen, held.x, held.target, config.eval_every)
         predictors: dict[str, Callable[[np.ndarray], np.ndarray]] = {tag: model.predict}
         if isinstance(model, ETM) and config.restarts:
             predictors["etm_rs"] = partial(model.predict, restarts=config.restarts, generator=gen)
         for name, predict in predictors.items():
             for region, d in tests.items():
-                err = _mse(predict(d.x), d.target)
+                pred = predict(d.x)
+                err = _mse(pred, d.target)
                 metrics[f"jump_mse_{region}_{name}"] = err
                 metrics[f"jump_log_mse_{region}_{name}"] = float(np.log10(err))
+                metrics[f"jump_valid_{region}_{name}"] = jump.validity(pred, d.x, task, config.valid_eps)
+            metrics[f"jump_sharp_{name}"] = jump.sharpness(predict, task)
             curves[f"jump_slice_{name}"] = predict(grid)[:, 1].tolist()
     return StageOut(metrics, curves)
 
 
 def behaviour_episodes(config: Config, seed: int) -> list[offline.Episode]:
-    """The offline data: the full controller with N(0, 0.3^2) and N(0, 1) action noise and uniform torques,
-    ``behaviour_episodes`` each; reset seeds and action noise drawn from ``seed``."""
+    """The offline data on the dead-zone pendulum: the swing-up controller with N(0, 0.3^2) and N(0, 1) action
+    noise and uniform torques, ``behaviour_episodes`` each; reset seeds and action noise drawn from ``seed``."""
+    data.register()
     rng = np.random.default_rng(seed)
     n = config.behaviour_episodes
     out: list[offline.Episode] = []
     for k, policy in enumerate((data.noisy(0.3, rng), data.noisy(1.0, rng), data.uniform(rng))):
-        out += offline.collect(policy, n, seed + k * n)
+        out += offline.collect(policy, n, seed + k * n, env_id=data.ENV_ID)
     return out
 
 
@@ -112,12 +139,14 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
     """Claim C2's policy-evaluation metrics (module docstring, 2)."""
     data_seed, start_seed, split_seed, torch_seed = (int(s) for s in stream.generate_state(4) % 2**31)
     gen = torch.Generator().manual_seed(torch_seed)
-    inputs = {"env": offline.PENDULUM, "behaviour_episodes": config.behaviour_episodes, "seed": data_seed}
+    inputs = {"env": data.ENV_ID, "dead_zone": data.DEAD_ZONE, "behaviour_episodes": config.behaviour_episodes,
+              "seed": data_seed}
 
     def build(folder: Path) -> None:
         offline.save_minari(behaviour_episodes(config, data_seed), folder, DATASET_ID,
-                            "Pendulum-v1: analytic swing-up with N(0, 0.3^2) and N(0, 1) action noise, and uniform "
-                            "torques", "analytic swing-up mixture", "icml24.papers.etm.experiment.behaviour_episodes")
+                            f"Pendulum-v1 with a torque dead zone |u| < {data.DEAD_ZONE}: analytic swing-up with "
+                            "N(0, 0.3^2) and N(0, 1) action noise, and uniform torques", "analytic swing-up mixture",
+                            "icml24.papers.etm.experiment.behaviour_episodes")
 
     d4 = offline.to_d4rl(offline.load_minari(ctx.artefact("pendulum_data", inputs, build), DATASET_ID))
     x = np.concatenate([d4["observations"], d4["actions"]], 1)                               # (n, 4)
@@ -125,15 +154,17 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
     perm = np.random.default_rng(split_seed).permutation(len(x))
     held, fit = perm[:max(1, len(x) // 10)], perm[max(1, len(x) // 10):]
     box = ope.bounds(d4["next_observations"][fit], d4["rewards"][fit])
-    u_max = np.linspace(config.u_min, offline.U_MAX, config.policies)
-    policies = [data.limited(float(u)) for u in u_max]
-    runs = [offline.collect(pi, config.starts, start_seed) for pi in policies]   # the same reset seeds for every policy
+    policies = [data.controller(c) for c in data.EVALUATION]
+    data.register()
+    runs = [offline.collect(pi, config.starts, start_seed, env_id=data.ENV_ID) for pi in policies]   # same resets
     V = np.array([float(np.mean(offline.discounted_returns(eps, config.gamma, config.horizon))) for eps in runs])
     starts = np.stack([e.observations[0] for e in runs[0]])
     metrics: dict[str, float] = {"ope_value_span": float(V.max() - V.min())}
-    curves = {"ope_u_max": u_max.tolist(), "ope_true": V.tolist()}
+    curves = {"ope_true": V.tolist()}
+    curve_rows = held[:config.eval_size]
     for tag, model in models(config, x.shape[1], target.shape[1]).items():
-        model.fit(x[fit], target[fit], gen)
+        curves[f"ope_curve_{tag}"] = _fit(model, x[fit], target[fit], gen, x[curve_rows], target[curve_rows],
+                                          config.eval_every)
         metrics[f"ope_step_mse_{tag}"] = _mse(model.predict(x[held]), target[held])
         est = ope.model_values(model.predict, policies, starts, config.horizon, config.gamma, box)
         m = ope.dope_metrics(est, V)
@@ -144,7 +175,7 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
-    """One seed: the jump task and the Pendulum policy evaluation (module docstring)."""
+    """One seed: the jump task and the dead-zone pendulum's policy evaluation (module docstring)."""
     ctx = ctx or RunContext.local(config.device)
     streams = np.random.SeedSequence(seed).spawn(2)
     metrics: dict[str, float] = {}
@@ -159,7 +190,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
 
 
 def figures(result: RunResult) -> dict:
-    """The jump task's predictions along the action, and the OPE estimates against the true values."""
+    """The jump task's predictions along the action, the OPE estimates against the true values, and the
+    held-out error against training steps."""
     import matplotlib.pyplot as plt
 
     a = result.curve("jump_a")[0]
@@ -184,4 +216,17 @@ def figures(result: RunResult) -> dict:
         ax2.set_xlabel("true discounted return")
     axes[0].set_ylabel("model-based estimate")
     fig2.tight_layout()
-    return {"jump_predictions": fig, "ope_scatter": fig2}
+    out = {"jump_predictions": fig, "ope_scatter": fig2}
+    steps = result.curve("curve_steps")
+    if steps.size:
+        fig3, axes3 = plt.subplots(1, 2, figsize=(9, 3.6))
+        for ax3, stage, what in zip(axes3, ("jump", "ope"), ("jump task (policy data)", "dead-zone pendulum")):
+            for tag in MODELS:
+                band(ax3, steps[0], result.curve(f"{stage}_curve_{tag}"), label=tag, center="geomean")
+            ax3.set_yscale("log")
+            ax3.set_xlabel("training steps (the same batch for every model)")
+            ax3.set_title(f"{what}: held-out MSE of Delta", fontsize=9)
+            ax3.legend(fontsize=7)
+        fig3.tight_layout()
+        out["learning_curves"] = fig3
+    return out

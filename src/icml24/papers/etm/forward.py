@@ -14,6 +14,7 @@ Both take z-scored [s, a] and z-scored targets and predict Delta in data units, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -55,8 +56,10 @@ class _Model:
     def parameters(self):
         raise NotImplementedError
 
-    def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator) -> list[float]:
-        """Train on x (n, x_dim), Delta (n, d); returns the per-step loss."""
+    def fit(self, x: np.ndarray, target: np.ndarray, generator: torch.Generator,
+            checkpoint: Callable[[int], None] | None = None) -> list[float]:
+        """Train on x (n, x_dim), Delta (n, d); returns the per-step loss; ``checkpoint(k)`` is called after
+        the k-th step (as :meth:`ETM.fit`)."""
         self.x_scale = Scalers.fit(x, target)
         self.t_mean, std = target.mean(0), target.std(0)
         self.t_std = np.where(std < 1e-12, 1.0, std)
@@ -71,6 +74,8 @@ class _Model:
             loss.backward()
             opt.step()
             trace.append(float(loss.detach()))
+            if checkpoint is not None:
+                checkpoint(len(trace))
         return trace
 
     def predict(self, x: np.ndarray) -> np.ndarray:
