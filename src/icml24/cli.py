@@ -35,11 +35,12 @@ def list_cmd(results: Path) -> int:
     from icml24.core.publish import verdict_summary
     from icml24.core.registry import get_paper, list_papers
 
+    slugs = list_papers()  # a bad ICML24_EXTRA_PAPERS entry is refused before anything is printed
     if not results.is_dir():
         print(f"note: no {results}/ folder here, so no paper shows verdicts: run icml24 from the checkout's root "
               "or pass --results PATH", file=sys.stderr)
     table = Table("#", "slug", "title", "last quick verdicts")
-    for slug in list_papers():
+    for slug in slugs:
         card = get_paper(slug).card
         table.add_row(str(card.number), slug, card.title, verdict_summary(results / slug / "quick.json"))
     _console().print(table)

@@ -214,7 +214,8 @@ def test_a_deterministic_fault_is_tried_once_and_its_type_and_message_are_printe
                   "--results", str(tmp_path / "results"), env=_env(tmp_path / "log"))
     assert out.returncode == 1, out.stderr
     text = out.stdout + out.stderr
-    assert "failed after 1 attempt: OverflowError: fixture: overflow" in " ".join(text.split())
+    assert "diverged (its numbers became NaN or infinite) after 1 attempt: OverflowError: fixture: overflow" in \
+        " ".join(text.split())  # an overflow is a numerical breakdown: called diverged, tried once
     (saved,) = (tmp_path / "runs").rglob("errors/seed-0.txt")
     assert "Traceback" in saved.read_text() and "OverflowError: fixture: overflow" in saved.read_text()
 
