@@ -248,8 +248,9 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
                                 device=device or "cpu", on_event=bar, redo_corrupt=redo_corrupt)
     con = _console()
     for c in sorted(caches):
-        if _size(c) > before[c]:
-            con.print(f"cache: {c} now holds {_size(c) / 2**20:.1f} MB (artefacts reused by later runs; "
+        size = _size(c)  # one walk of the cache folder
+        if size > before[c]:
+            con.print(f"cache: {c} now holds {size / 2**20:.1f} MB (artefacts reused by later runs; "
                       "delete the folder to free it)")
     for o in outcomes:
         if o.result is not None and o.result.diverged:
