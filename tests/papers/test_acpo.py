@@ -106,7 +106,7 @@ def test_occupancy_lp_optimum_is_achieved_by_its_policy_and_beats_random_policie
     assert optimum(m, constrained=False, sense="min").J <= min(opt.J, free.J)
 
 
-@pytest.mark.parametrize("make", [lambda: delayed_cost_cmdp(5, 0.5), lambda: slow_mixing_cmdp(3, 0.05, 0.5)])
+@pytest.mark.parametrize("make", [lambda: delayed_cost_cmdp(5, 0.5), lambda: slow_mixing_cmdp(0.05, 0.5)])
 def test_misleading_instances_are_ergodic_with_a_binding_limit(make):
     m = make()
     assert np.allclose(m.P.sum(-1), 1.0) and np.all(m.P > 0)
@@ -114,13 +114,43 @@ def test_misleading_instances_are_ergodic_with_a_binding_limit(make):
     assert free.J_C > m.limit > -optimum(m._replace(r=-m.c), constrained=False).J
 
 
-def test_delayed_cost_arrives_after_the_corridor():
-    m = delayed_cost_cmdp(4, 0.5, eps=0.0 + 1e-9)
-    risky = np.zeros((5, 2))
-    risky[:, 1] = 1.0
-    ev = evaluate(m, risky)
-    assert ev.J_C == pytest.approx(1 / 5, abs=1e-6)        # one cost per lap of 5 steps
-    assert ev.J == pytest.approx(1.0, abs=1e-6)
+def _timer_policy(S: int, p_spend: float, borrow: bool) -> np.ndarray:
+    pi = np.zeros((S, 3))
+    pi[:, 0], pi[:, 1] = 1 - p_spend, p_spend
+    if borrow:
+        pi[0] = (0.0, 0.0, 1.0)
+    return pi
+
+
+@pytest.mark.parametrize("make, total, period", [(lambda: delayed_cost_cmdp(4, 0.5, eps=1e-12), 5, 5),
+                                                 (lambda: slow_mixing_cmdp(0.25, 0.5, eps=1e-12), 4, 5)])
+def test_borrowing_costs_its_total_at_the_paid_rate_and_is_the_worse_use_of_the_budget(make, total, period):
+    m = make()
+    # always borrowing: one borrowing per cycle of `period` steps (1 + delay, or 1 + 1 / switch in expectation),
+    # each costing `total` (delay + 1, or 1 / switch) and paying 0.45 total at once
+    ev = evaluate(m, _timer_policy(m.n_states, 0.0, borrow=True))
+    assert ev.J_C == pytest.approx(total / period, abs=1e-6) and ev.J == pytest.approx(0.45 * total / period, abs=1e-6)
+    # spending everywhere with probability 1/2: J = 0.6 / 2, J_C = 1 / 2 per step
+    ev = evaluate(m, _timer_policy(m.n_states, 0.5, borrow=False))
+    assert ev.J == pytest.approx(0.3, abs=1e-6) and ev.J_C == pytest.approx(0.5, abs=1e-6)
+    # the constrained optimum spends and never borrows (0.6 > 0.45 reward per unit of cost)
+    opt = optimum(m)
+    assert opt.policy[0, 2] < 1e-6 and opt.J == pytest.approx(0.6 * m.limit, rel=1e-4)
+
+
+def test_discounting_shrinks_the_borrowed_cost_as_the_docstring_says():
+    # the discounted cost of one borrowing seen from the ready state: gamma^delay (delay + 1) for the delayed
+    # instance, and gamma / (1 - gamma (1 - switch)) for the debt (exact discounted evaluation, no noise)
+    def discounted_cost_of_borrowing(m, gamma):
+        pi = _timer_policy(m.n_states, 0.0, borrow=False)
+        P_pi = np.einsum("sa,sat->st", pi, m.P)
+        c_pi = (pi * m.c).sum(1)
+        V = np.linalg.solve(np.eye(m.n_states) - gamma * P_pi, c_pi)
+        return m.c[0, 2] + gamma * m.P[0, 2] @ V - V[0]
+    d = delayed_cost_cmdp(150, 0.5, eps=1e-12)
+    assert discounted_cost_of_borrowing(d, 0.99) == pytest.approx(0.99 ** 150 * 151, rel=1e-6)
+    sw = slow_mixing_cmdp(0.005, 0.5, eps=1e-12)
+    assert discounted_cost_of_borrowing(sw, 0.99) == pytest.approx(0.99 / (1 - 0.99 * 0.995), rel=1e-6)
 
 
 def test_conjugate_gradient_solves_the_fisher_system():
@@ -138,6 +168,12 @@ def test_conjugate_gradient_solves_the_fisher_system():
     p = policy.table()
     F = torch.block_diag(*[counts[s] * (torch.diag(p[s]) - torch.outer(p[s], p[s])) for s in range(5)])
     assert torch.allclose(H, F + 1e-3 * torch.eye(n, dtype=torch.float64), atol=1e-10)
+    # the closed form the tabular policy takes equals double backpropagation through the KL
+    from icml24.papers.acpo.algorithm import autograd_fisher_vector_product
+
+    slow = autograd_fisher_vector_product(policy, obs, old, damping=1e-3)
+    H_autograd = torch.stack([slow(e) for e in torch.eye(n, dtype=torch.float64)])
+    assert torch.allclose(H, H_autograd, atol=1e-12)
     b = torch.randn(n, dtype=torch.float64)
     x = conjugate_gradient(fvp, b, iters=200, tol=1e-24)
     assert torch.linalg.norm(fvp(x) - b) < 1e-8 * torch.linalg.norm(b)
@@ -178,6 +214,53 @@ def test_dual_step_satisfies_kkt_and_matches_a_generic_solver(seed, c):
     assert float(g @ x) == pytest.approx(-res.fun, rel=1e-5, abs=1e-8)
 
 
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_dual_step_with_parallel_gradients_is_finite_and_solves_the_problem(sign):
+    # the review's crash: g and b nearly parallel make A = q - r^2 / s ~ 0, and the old step divided by
+    # lam ~ 1e-12 (|x| ~ 1e10). Now: the one-constraint-active step (r > 0) or the TRPO step (r < 0).
+    H, _, b, _, w, _ = _kkt_problem(2, 0.0)
+    g = sign * 2.0 * b + 1e-9 * torch.ones(4, dtype=torch.float64)
+    v = torch.linalg.solve(H, g)
+    s = float(b @ w)
+    delta = 0.02
+    for c in (0.5 * math.sqrt(2 * delta * s), -0.5 * math.sqrt(2 * delta * s)):
+        st = trust_region_step(v, w, g, b, c, delta)
+        assert torch.isfinite(st.x).all() and 0.5 * float(st.x @ H @ st.x) <= delta * (1 + 1e-6)
+        assert c + float(b @ st.x) <= 1e-9
+        Hn, gn, bn = H.numpy(), g.numpy(), b.numpy()
+        res = minimize(lambda z: -gn @ z, np.zeros(4), jac=lambda z: -gn, method="SLSQP",
+                       constraints=[{"type": "ineq", "fun": lambda z: -(c + bn @ z), "jac": lambda z: -bn},
+                                    {"type": "ineq", "fun": lambda z: delta - 0.5 * z @ Hn @ z,
+                                     "jac": lambda z: -Hn @ z}], options={"ftol": 1e-14, "maxiter": 500})
+        assert float(g @ st.x) == pytest.approx(-res.fun, rel=1e-4, abs=1e-8)
+
+
+def test_update_rejects_an_oversized_step_and_the_line_search_survives_a_broken_distribution():
+    from icml24.papers.acpo.algorithm import GaussianMLPPolicy, line_search
+
+    torch.manual_seed(0)
+    policy = GaussianMLPPolicy(4, 2, 8)
+    obs = torch.randn(64, 4)
+    with torch.no_grad():
+        acts = policy.dist(obs).sample()
+    theta = torch.cat([p.detach().reshape(-1) for p in policy.parameters()])
+    huge = torch.zeros_like(theta)
+    huge[:2] = -1e9                                           # log-std (the first parameter) -> -1e9: scale 0
+    tr = TrustRegionConfig(0.02, 10, 1e-3, 3, 0.5)
+
+    def surrogates():
+        d = policy.dist(obs)
+        return d.log_prob(acts).mean(), d.log_prob(acts).mean()
+
+    accepted, kl = line_search(policy, theta, huge, surrogates, lambda: 0.0, lambda *a: True, tr)
+    assert not accepted and torch.equal(torch.cat([p.detach().reshape(-1) for p in policy.parameters()]), theta)
+    # a batch whose reward and cost advantages are equal (parallel g and b) updates without error or blow-up
+    adv = torch.randn(64, dtype=torch.float64).float()
+    info = trust_region_update(policy, Batch(obs, acts, adv, adv, 0.01), "cpo", tr)
+    after = torch.cat([p.detach().reshape(-1) for p in policy.parameters()])
+    assert torch.isfinite(after).all() and info.kl <= 0.02 + 1e-6
+
+
 def test_recovery_step_when_the_trust_region_holds_no_feasible_point():
     H, g, b, v, w, _ = _kkt_problem(0, 0.0)
     s = float(b @ w)
@@ -198,8 +281,8 @@ def test_pcpo_step_projects_onto_the_linearised_constraint():
 
 def test_acpo_update_respects_the_trust_region_and_reduces_cost_when_infeasible():
     m = delayed_cost_cmdp(3, 0.5)
-    start = np.zeros((4, 2))
-    start[0, 1] = 3.0                                          # mostly risky: infeasible
+    start = np.zeros((4, 3))
+    start[:, 1] = 3.0                                          # mostly spending everywhere: infeasible
     trace = train_tabular(m, Learner("acpo", "acpo", None), QUICK,
                           np.random.default_rng(0), init_logits=start, iters=8)
     assert trace.J_C[0] > m.limit and trace.J_C[-1] < trace.J_C[0]
@@ -209,6 +292,28 @@ def test_acpo_update_respects_the_trust_region_and_reduces_cost_when_infeasible(
                   torch.randn(300, dtype=torch.float64), -0.1)
     info = trust_region_update(policy, batch, "acpo", TrustRegionConfig(0.01, 20, 1e-3, 10, 0.5))
     assert info.kl <= 0.01 + 1e-12
+
+
+def test_linearised_recovery_count_matches_the_closed_form_on_a_two_state_chain():
+    from icml24.papers.acpo.experiment import linearised_recovery_steps
+
+    m = _two_state()._replace(limit=0.25)                      # cost = time in state 1
+    logits = np.zeros((2, 2))                                  # uniform: d = (1/2, 1/2), J_C = 1/2
+    ev = evaluate(m, np.full((2, 2), 0.5))
+    s_quad = float((ev.d[:, None] * 0.5 * ev.A_C ** 2).sum())
+    assert linearised_recovery_steps(m, logits, 0.02) == pytest.approx(0.25 / math.sqrt(0.04 * s_quad))
+    assert linearised_recovery_steps(m._replace(limit=0.9), logits, 0.02) == 0.0
+
+
+def test_score_is_capped_at_the_optimum_and_falls_continuously_past_the_slack():
+    from icml24.papers.acpo.experiment import Scale, score
+
+    m = _two_state()._replace(limit=0.5)
+    sc = Scale(J_opt=1.0, J_min=0.0, cost_range=1.0, slack=0.05)
+    assert score(1.2, 0.52, m, sc) == 1.0                      # within the slack, above J*: capped
+    assert score(0.5, 0.5, m, sc) == 0.5
+    assert score(0.5, 0.575, m, sc) == pytest.approx(0.25)     # half-way from slack to twice the slack
+    assert score(0.5, 0.6, m, sc) == pytest.approx(0.0, abs=1e-12) and score(0.5, 0.7, m, sc) == 0.0
 
 
 def test_point_circle_pays_counter_clockwise_motion_and_charges_time_outside_the_band():

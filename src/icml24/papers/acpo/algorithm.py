@@ -44,6 +44,7 @@ from torch import nn
 
 Method = Literal["acpo", "atrpo", "cpo", "pcpo", "ppo_lag"]
 METHODS: tuple[str, ...] = ("acpo", "atrpo", "cpo", "pcpo", "ppo_lag")
+MAX_STEP_RATIO = 100.0   # a proposed step with 1/2 x^T H x above this many delta is a numerical failure
 
 
 # ---------------------------------------------------------------- policies and critics
@@ -140,7 +141,32 @@ def flat_grad(y: torch.Tensor, policy: nn.Module, **kw) -> torch.Tensor:
 def fisher_vector_product(policy: Policy, obs: torch.Tensor, old: torch.distributions.Distribution,
                           damping: float) -> Callable[[torch.Tensor], torch.Tensor]:
     """v -> (H + damping I) v, H the Hessian of mean KL(pi_k || pi_theta) at theta = theta_k (the Fisher
-    information matrix of the policy, TRPO App. C), by double backpropagation."""
+    information matrix of the policy, TRPO App. C), by double backpropagation; a tabular softmax policy
+    takes its closed form (:func:`tabular_fisher_vector_product`, equal to it, tested)."""
+    if isinstance(policy, TabularSoftmaxPolicy):
+        return tabular_fisher_vector_product(policy, obs, damping)
+    return autograd_fisher_vector_product(policy, obs, old, damping)
+
+
+def tabular_fisher_vector_product(policy: TabularSoftmaxPolicy, obs: torch.Tensor,
+                                  damping: float) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The Fisher matrix of a tabular softmax policy on a batch is block-diagonal over states,
+    H_s = (n_s / M) (diag(pi_s) - pi_s pi_s^T) (n_s visits of state s in the M samples), so
+    (H v)_s = (n_s / M) pi_s * (v_s - pi_s^T v_s): O(S A) per product, no autograd."""
+    S, A = policy.logits.shape
+    weight = (torch.bincount(obs, minlength=S).double() / len(obs)).unsqueeze(1)      # (S, 1)
+    pi = policy.table()                                                                # (S, A)
+
+    def fvp(v: torch.Tensor) -> torch.Tensor:
+        V = v.view(S, A)
+        return (weight * pi * (V - (pi * V).sum(1, keepdim=True))).reshape(-1) + damping * v
+
+    return fvp
+
+
+def autograd_fisher_vector_product(policy: Policy, obs: torch.Tensor, old: torch.distributions.Distribution,
+                                   damping: float) -> Callable[[torch.Tensor], torch.Tensor]:
+    """v -> (H + damping I) v for any policy class, by double backpropagation through the mean KL."""
     kl = torch.distributions.kl_divergence(old, policy.dist(obs)).mean()
     grad_kl = flat_grad(kl, policy, create_graph=True)
 
@@ -185,7 +211,7 @@ class TrustRegionStep(NamedTuple):
 
 
 def trust_region_step(v: torch.Tensor, w: torch.Tensor, g: torch.Tensor, b: torch.Tensor, c: float,
-                      delta: float, eps: float = 1e-12) -> TrustRegionStep:
+                      delta: float, eps: float = 1e-12, parallel_tol: float = 1e-6) -> TrustRegionStep:
     """The closed-form dual solution of max g^T x s.t. c + b^T x <= 0, 1/2 x^T H x <= delta
     (CPO Thm 2 / App. 10.2, the form ACPO's Eq. (10) takes [R]), given v = H^-1 g and w = H^-1 b.
 
@@ -193,6 +219,8 @@ def trust_region_step(v: torch.Tensor, w: torch.Tensor, g: torch.Tensor, b: torc
 
     * B < 0 and c < 0: the whole trust region is feasible; x = sqrt(2 delta / q) v (the TRPO step);
     * B < 0 and c > 0: no point of it is feasible; recovery x = -sqrt(2 delta / s) w;
+    * A <= parallel_tol q (g and b parallel, the dual degenerate): the one-constraint-active step
+      x = -(c / s) w if r > 0, else the TRPO step (comments in the code);
     * otherwise the dual max over lambda >= 0 of two concave pieces,
       f_a(lam) = -(A / lam + B lam) / 2 + r c / s  on {lam c + r > 0} and
       f_b(lam) = -(q / lam + 2 delta lam) / 2      on {lam c + r <= 0},
@@ -218,6 +246,16 @@ def trust_region_step(v: torch.Tensor, w: torch.Tensor, g: torch.Tensor, b: torc
                                0.0, "unconstrained")
     if B < 0:
         return TrustRegionStep(-math.sqrt(2 * delta / s) * w, 0.0, math.sqrt(2 * delta / s), "recovery")
+    if A <= parallel_tol * q:
+        # g and b (nearly) parallel in the H-metric, g ~ (r / s) b: A = q - r^2 / s ~ 0 and the dual's
+        # lam_a = sqrt(A / B) ~ 0, so (v - nu w) / lam divides by ~0 (|x| ~ 1e10 in float64). Only the
+        # cost constraint is active: with r > 0 the best point is on its boundary, the H-closest one
+        # x = -(c / s) w (inside the region since B >= 0); with r <= 0 the reward step lowers the cost too
+        # and the TRPO step is feasible (b^T x = -sqrt(2 delta s) <= -|c|).
+        if r > 0:
+            return TrustRegionStep(-(c / s) * w, 0.0, r / s, "constrained")
+        return TrustRegionStep(math.sqrt(2 * delta / max(q, eps)) * v, math.sqrt(max(q, eps) / (2 * delta)),
+                               0.0, "unconstrained")
     # nu = max(0, lam c + r) / s > 0 exactly on the piece {lam c + r > 0}, which starts or ends at -r / c
     if c != 0:
         edge = max(-r / c, 0.0)
@@ -306,10 +344,15 @@ def trust_region_update(policy: Policy, batch: Batch, method: Method, tr: TrustR
         else:
             step = trust_region_step(v, w, g, b, c, tr.delta)
     theta_k = flat_params(policy)
+    quad = 0.5 * float(step.x @ (fvp(step.x) - tr.damping * step.x))   # 1/2 x^T H x, = delta for a full step
+    if not (torch.isfinite(step.x).all() and math.isfinite(quad)) or quad > MAX_STEP_RATIO * tr.delta:
+        # numerics broke (a degenerate CG solve, an ill-conditioned H): the linear model promises a step of
+        # 1/2 x^T H x <= delta, one of MAX_STEP_RATIO x that is rejected before any parameter moves
+        return UpdateInfo(step.case, False, 0.0, step.nu)
 
     def accept(l_r: float, l_c: float, kl: float) -> bool:
         """Acceptance test of the line search for this method (module docstring)."""
-        if kl > tr.delta:
+        if not (math.isfinite(l_r) and math.isfinite(l_c) and math.isfinite(kl)) or kl > tr.delta:
             return False
         if method == "atrpo":
             return l_r >= 0
@@ -331,12 +374,16 @@ def trust_region_update(policy: Policy, batch: Batch, method: Method, tr: TrustR
 def line_search(policy: Policy, theta_k: torch.Tensor, x: torch.Tensor, surrogates, mean_kl, accept,
                 tr: TrustRegionConfig) -> tuple[bool, float]:
     """Backtracking: theta = theta_k + ratio^j x, j = 0..backtracks-1, the first ``accept``-ed one;
-    theta_k is kept if none is."""
+    theta_k is kept if none is. A trial point at which the policy's distribution cannot be built (a
+    parameter outside its support, e.g. an overflowing log-std) is rejected like one that fails the test."""
     with torch.no_grad():
         for j in range(tr.backtracks):
             set_flat_params(policy, theta_k + tr.backtrack_ratio ** j * x)
-            l_r, l_c = (float(t) for t in surrogates())
-            kl = mean_kl()
+            try:
+                l_r, l_c = (float(t) for t in surrogates())
+                kl = mean_kl()
+            except ValueError:                                   # torch.distributions' argument validation
+                continue
             if accept(l_r, l_c, kl):
                 return True, kl
         set_flat_params(policy, theta_k)

@@ -155,55 +155,65 @@ def random_cmdp(rng: np.random.Generator, n_states: int, n_actions: int, limit_f
     return _with_binding_limit(CMDP(P, r, c, 0.0, "random"), limit_frac)
 
 
-def delayed_cost_cmdp(delay: int, limit_frac: float, eps: float = 0.02) -> CMDP:
-    """A hub with a cost that arrives ``delay`` steps after the action that causes it.
+# The two instances where discounting misleads share one layout: in every state the agent may play
+# "safe" (reward 0, cost 0) or "spend" (reward 0.6, cost 1 at once: 0.6 reward per unit of cost); in the
+# *ready* state it may also "borrow": reward BORROW_GAIN * C at once for a cost C that arrives later (0.45
+# reward per unit of cost, worse than spending). The cost arrives after ``delay`` steps (delayed) or
+# as a debt of 1 per step that ends with probability ``switch`` per step (slow); during that time the
+# agent cannot borrow again but may still spend. Under the average criterion borrowing is the worse way to
+# use the cost budget: the constrained optimum spends only. A discounted learner sees the borrowed cost
+# shrunk, by gamma^delay (0.22 at gamma 0.99 and delay 150, so borrowing looks 2.0 reward per unit of cost)
+# or by gamma / (1 - gamma (1 - switch)) against 1 / switch (0.33 at gamma 0.99 and switch 0.005: 1.4 per
+# unit), and moves the budget from spending to borrowing. At gamma 0.999 both shrinkages are mild
+# (0.86, 0.83: 0.52 and 0.54 per unit, below 0.6) and the discounted ranking is the right one.
+SPEND_GAIN = 0.6       # reward per unit of cost of "spend"
+BORROW_GAIN = 0.45     # reward per unit of cost of "borrow" (below SPEND_GAIN: the worse use of the budget)
 
-    State 0 is the hub; states 1..delay form a corridor. In the hub, action 0 ("safe") earns 0.4 and
-    stays; action 1 ("risky") earns 1.0 and enters the corridor, whose states earn 1.0 per step with
-    either action and move one step on; the last corridor state charges cost 1 (any action) and
-    returns to the hub. A discounted learner sees the risky action's cost scaled by about gamma^delay,
-    the reward at once: with gamma = 0.9 and delay 8 the cost looks 2.3 times smaller than it is.
-    """
-    S, A = delay + 1, 2
-    P = np.zeros((S, A, S))
+
+def _timer_cmdp(P_timer: np.ndarray, cost_timer: np.ndarray, total: float, limit_frac: float, eps: float,
+                name: str) -> CMDP:
+    """The shared layout (comment above): ``P_timer`` (S, S) moves the timer when nothing is borrowed (state
+    0 = ready, borrowing moves 0 -> 1), ``cost_timer`` (S,) the per-step cost of the timer's states, ``total``
+    the expected total cost of one borrowing."""
+    S, A = len(P_timer), 3                                     # actions: 0 safe, 1 spend, 2 borrow
+    P = np.repeat(P_timer[:, None, :], A, axis=1)              # (S, A, S)
+    P[0, 2] = 0.0
+    P[0, 2, 1] = 1.0                                           # borrow: start the timer
     r = np.zeros((S, A))
-    c = np.zeros((S, A))
-    P[0, 0, 0] = 1.0
-    P[0, 1, 1] = 1.0
-    r[0] = (0.4, 1.0)
+    c = np.repeat(cost_timer[:, None], A, axis=1).astype(float)
+    r[:, 1] += SPEND_GAIN
+    c[:, 1] += 1.0
+    r[0, 2] = BORROW_GAIN * total
+    return _with_binding_limit(CMDP(_mix(P, eps), r, c, 0.0, name), limit_frac)
+
+
+def delayed_cost_cmdp(delay: int, limit_frac: float, eps: float = 1e-4) -> CMDP:
+    """Borrowing costs ``delay + 1`` paid in one piece ``delay`` steps after the borrowing (layout above).
+
+    States 0 (ready) and 1..delay (the timer); the last timer state charges the cost and returns to ready.
+    One borrowing per ``delay + 1`` steps at most, so borrowing alone spends up to 1 per step, as much as
+    spending does. Borrow's reward is 0.45 (delay + 1) at once; at gamma 0.99 and delay 150 its cost looks
+    0.99^150 = 0.22 times what it is.
+    """
+    S = delay + 1
+    P_timer = np.zeros((S, S))
+    P_timer[0, 0] = 1.0                                        # ready stays ready unless the agent borrows
     for s in range(1, S):
-        P[s, :, s + 1 if s < delay else 0] = 1.0
-        r[s] = 1.0
-    c[delay] = 1.0
-    return _with_binding_limit(CMDP(_mix(P, eps), r, c, 0.0, f"delayed_cost_{delay}"), limit_frac)
+        P_timer[s, s + 1 if s < delay else 0] = 1.0
+    cost = np.zeros(S)
+    cost[delay] = float(S)
+    return _timer_cmdp(P_timer, cost, float(S), limit_frac, eps, f"delayed_cost_{delay}")
 
 
-def slow_mixing_cmdp(n_half: int, switch: float, limit_frac: float, eps: float = 0.01) -> CMDP:
-    """Two clusters of ``n_half`` states that mix quickly inside and slowly between.
-
-    Cluster L is cheap (cost 0) and poor (reward 0.3); cluster R is rich (reward 1) and costly
-    (cost 1). Action 1 in the last state of L crosses to R with probability ``switch`` (slow), and in
-    R action 1 keeps the chain in R while action 0 drifts back to L with probability ``switch``. The
-    long-run cost of a policy is set by the rare crossings, which a short discount horizon barely sees.
+def slow_mixing_cmdp(switch: float, limit_frac: float, eps: float = 1e-4) -> CMDP:
+    """Borrowing starts a debt that costs 1 per step and ends with probability ``switch`` per step (layout
+    above): a slowly mixing two-state chain (ready, in debt) whose borrowing costs 1 / switch in expectation,
+    spread over about 1 / switch steps, so that borrowing alone spends nearly 1 per step, as spending does.
+    Borrow's reward is 0.45 / switch at once; at gamma 0.99 and switch 0.005 the discounted cost is
+    gamma / (1 - gamma (1 - switch)) = 66 against 1 / switch = 200.
     """
-    S, A = 2 * n_half, 2
-    P = np.zeros((S, A, S))
-    r = np.zeros((S, A))
-    c = np.zeros((S, A))
-    left, right = np.arange(n_half), np.arange(n_half, S)
-    for s in left:
-        P[s, :, left] = 1.0 / n_half                           # fast mixing inside L
-        r[s] = 0.3
-    P[left[-1], 1] *= 1.0 - switch
-    P[left[-1], 1, right[0]] += switch
-    for s in right:
-        P[s, :, right] = 1.0 / n_half
-        r[s] = 1.0
-        c[s] = 1.0
-    for s in right:
-        P[s, 0] *= 1.0 - switch
-        P[s, 0, left[0]] += switch
-    return _with_binding_limit(CMDP(_mix(P, eps), r, c, 0.0, f"slow_mixing_{n_half}"), limit_frac)
+    P_timer = np.array([[1.0, 0.0], [switch, 1.0 - switch]])  # ready stays; the debt ends w.p. switch
+    return _timer_cmdp(P_timer, np.array([0.0, 1.0]), 1.0 / switch, limit_frac, eps, f"slow_mixing_{switch:g}")
 
 
 def cost_bounds(m: CMDP) -> tuple[float, float]:

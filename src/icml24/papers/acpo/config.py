@@ -15,19 +15,20 @@ class Config:
     # tabular ACMDPs (C1, C2)
     n_states: int = knob(10, "states of the random ACMDP", ge=2)
     n_actions: int = knob(3, "actions of the random ACMDP", ge=2)
-    delay: int = knob(8, "steps between the risky action and its cost (delayed-cost instance)", ge=1)
-    n_half: int = knob(4, "states per cluster of the slow-mixing instance", ge=1)
-    switch: float = knob(0.05, "crossing probability between the clusters (slow-mixing instance)", gt=0, lt=1)
+    delay: int = knob(150, "steps between borrowing and paying its cost (delayed-cost instance; >> 1 / (1 - 0.99))",
+                      ge=1, le=5000)
+    switch: float = knob(0.005, "per-step probability that the debt ends (slow-mixing instance; mean debt 1 / switch "
+                                "steps)", gt=0, lt=1)
     limit_frac: float = knob(0.5, "cost limit l as a fraction of the way from min J_C to the J_C of the "
                                   "unconstrained optimum", gt=0, lt=1)
     slack_frac: float = knob(0.05, "a policy counts as feasible if J_C <= l + slack_frac * (that range)", ge=0)
     iters: int = knob(60, "policy updates per tabular run", ge=1)
-    n_envs: int = knob(20, "parallel continuing chains per rollout", ge=1)
+    n_envs: int = knob(200, "parallel continuing chains per rollout", ge=1)
     steps: int = knob(100, "steps per chain per update (continuing: chains are never reset)", ge=2)
     delta: float = knob(0.02, "KL trust-region radius delta", gt=0)
     lam: float = knob(0.95, "GAE lambda (average-reward and discounted)", ge=0, le=1)
-    gammas: tuple[float, ...] = knob((0.9, 0.99), "discounts of the CPO baselines (one run each)", gt=0, lt=1,
-                                     nonempty=True)
+    gammas: tuple[float, ...] = knob((0.9, 0.99, 0.999), "discounts of the CPO baselines (one run each)", gt=0,
+                                     lt=1, nonempty=True)
     gamma: float = knob(0.99, "discount of PCPO and PPO-Lagrangian", gt=0, lt=1)
     cg_iters: int = knob(10, "conjugate-gradient iterations", ge=1)
     damping: float = knob(1e-3, "Fisher damping", ge=0)
@@ -39,7 +40,7 @@ class Config:
     infeasible_logit: float = knob(3.0, "recovery run (C2): start from logits = this times the unconstrained "
                                         "optimum's one-hot actions (an infeasible policy)", gt=0)
     # continuing point-on-a-circle task (C3)
-    circle_iters: int = knob(40, "policy updates per point-circle run; 0 skips the task", ge=0)
+    circle_iters: int = knob(200, "policy updates per point-circle run; 0 skips the task", ge=0)
     circle_envs: int = knob(16, "parallel point-circle environments", ge=1)
     circle_steps: int = knob(125, "steps per environment per update", ge=2)
     circle_hidden: int = knob(32, "hidden width of the policy and critics", ge=1)

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import math
+
 import numpy as np
 import torch
 
 from icml24.common.rl import Rollout, average_gae, collect, gae
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
@@ -66,8 +69,9 @@ class Learner(NamedTuple):
 
 
 def learners(config: Config) -> tuple[Learner, ...]:
-    """ACPO, ATRPO, CPO at every gamma, PCPO and PPO-Lagrangian (module docstring)."""
-    return (Learner("acpo", "acpo", None), Learner("atrpo", "atrpo", None),
+    """ACPO, CPO at every gamma, PCPO and PPO-Lagrangian (module docstring). ATRPO (``algorithm.METHODS``) is
+    not run: the limit sits below the unconstrained optimum's cost by construction, so it is infeasible."""
+    return (Learner("acpo", "acpo", None),
             *(Learner(f"cpo_g{g:g}", "cpo", g) for g in config.gammas),
             Learner(f"pcpo_g{config.gamma:g}", "pcpo", config.gamma),
             Learner(f"ppo_lag_g{config.gamma:g}", "ppo_lag", config.gamma))
@@ -156,7 +160,7 @@ def train_tabular(m: CMDP, learner: Learner, config: Config, rng: np.random.Gene
 def instances(config: Config, rng: np.random.Generator) -> dict[str, CMDP]:
     return {"random": random_cmdp(rng, config.n_states, config.n_actions, config.limit_frac),
             "delayed": delayed_cost_cmdp(config.delay, config.limit_frac),
-            "slow": slow_mixing_cmdp(config.n_half, config.switch, config.limit_frac)}
+            "slow": slow_mixing_cmdp(config.switch, config.limit_frac)}
 
 
 class Scale(NamedTuple):
@@ -174,75 +178,90 @@ def scale(m: CMDP, config: Config) -> Scale:
 
 
 def score(J: float, J_C: float, m: CMDP, sc: Scale) -> float:
-    """Constrained score (module docstring): normalised reward if feasible, else 0."""
-    return float((J - sc.J_min) / (sc.J_opt - sc.J_min)) if J_C <= m.limit + sc.slack else 0.0
+    """Constrained score (module docstring): min(1, (J - J_min) / (J* - J_min)), times a feasibility factor
+    that is 1 up to the slack and falls linearly to 0 at twice the slack (continuous; capped at the
+    constrained optimum, so a policy cannot gain by using the slack)."""
+    reward = min(1.0, float((J - sc.J_min) / (sc.J_opt - sc.J_min)))
+    over = (J_C - m.limit - sc.slack) / sc.slack if sc.slack > 0 else (math.inf if J_C > m.limit else 0.0)
+    return reward * float(np.clip(1.0 - max(0.0, over), 0.0, 1.0))
+
+
+def linearised_recovery_steps(m: CMDP, logits: np.ndarray, delta: float) -> float:
+    """Updates a recovery needs by the KL geometry at the start: the recovery step lowers the linearised cost by
+    sqrt(2 delta s) per update (CPO Eq. 14), with s = b^T H^-1 b; for a tabular softmax policy, b = d(s) pi(a|s)
+    Abar_C(s, a) and H = diag_s d(s) (diag pi_s - pi_s pi_s^T), so s = E_{s ~ d, a ~ pi}[Abar_C(s, a)^2]
+    exactly. Returns (J_C - l) / sqrt(2 delta s) at the start (0 if it is feasible)."""
+    pi = np.exp(logits - logits.max(1, keepdims=True))
+    pi /= pi.sum(1, keepdims=True)
+    ev = evaluate(m, pi)
+    s_quad = float((ev.d[:, None] * pi * ev.A_C ** 2).sum())
+    return max(0.0, ev.J_C - m.limit) / math.sqrt(2 * delta * s_quad)
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: the tabular comparison, the recovery runs and the point-circle task (module docstring)."""
     ctx = ctx or RunContext.local()
-    streams = iter(np.random.SeedSequence(seed).spawn(64))
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"iteration": list(map(float, range(config.iters + 1)))}
     with ctx.threads(config.threads):
-        torch.manual_seed(seed)
-        cmdps = instances(config, np.random.default_rng(next(streams)))
+        cmdps = instances(config, streams.rng(seed, "instance"))
         scales = {name: scale(m, config) for name, m in cmdps.items()}     # exact LPs, once per instance
-        baselines = [lr for lr in learners(config) if lr.method not in ("acpo", "atrpo")]
         for name, m in cmdps.items():
             sc = scales[name]
             metrics[f"J_opt_{name}"] = sc.J_opt
             for lr in learners(config):
-                tr = train_tabular(m, lr, config, np.random.default_rng(next(streams)))
+                tr = train_tabular(m, lr, config, streams.rng(seed, "tabular", name, lr.tag))
                 metrics[f"J_{lr.tag}_{name}"] = float(tr.J[-1])
                 metrics[f"viol_{lr.tag}_{name}"] = float((tr.J_C[-1] - m.limit) / sc.cost_range)
                 metrics[f"score_{lr.tag}_{name}"] = score(tr.J[-1], tr.J_C[-1], m, sc)
                 curves[f"J_{lr.tag}_{name}"] = ((tr.J - sc.J_min) / (sc.J_opt - sc.J_min)).tolist()
-                curves[f"Jc_{lr.tag}_{name}"] = (tr.J_C - m.limit).tolist()
-            metrics[f"score_best_discounted_{name}"] = max(metrics[f"score_{b.tag}_{name}"] for b in baselines)
-        for who in ("acpo", "best_discounted"):
-            metrics[f"score_{who}_misleading"] = float(np.mean([metrics[f"score_{who}_{n}"] for n in MISLEADING]))
+                curves[f"Jc_{lr.tag}_{name}"] = ((tr.J_C - m.limit) / sc.cost_range).tolist()
+        for lr in learners(config):
+            metrics[f"score_{lr.tag}_misleading"] = float(np.mean([metrics[f"score_{lr.tag}_{n}"] for n in MISLEADING]))
         metrics["acpo_worst_viol"] = max(metrics[f"viol_acpo_{n}"] for n in INSTANCES)
-        # 2. recovery from an infeasible start (C2)
-        worst = 0
+        # 2. recovery from an infeasible start (C2), against the KL-geometry count at that start
+        worst = 0.0
         for name in ("random", "delayed"):
             m, sc = cmdps[name], scales[name]
             start = config.infeasible_logit * optimum(m, constrained=False).policy.round()
-            tr = train_tabular(m, Learner("acpo", "acpo", None), config, np.random.default_rng(next(streams)),
+            tr = train_tabular(m, Learner("acpo", "acpo", None), config, streams.rng(seed, "recovery", name),
                                init_logits=start)
             feasible = np.flatnonzero(tr.J_C <= m.limit + sc.slack)
             k = int(feasible[0]) if len(feasible) else config.iters + 1
+            need = math.ceil(linearised_recovery_steps(m, start, config.delta))
             metrics[f"recovery_iters_{name}"] = float(k)
+            metrics[f"recovery_need_{name}"] = float(need)
             metrics[f"start_viol_{name}"] = float(tr.J_C[0] - m.limit)
-            worst = max(worst, k)
-            curves[f"Jc_recovery_{name}"] = (tr.J_C - m.limit).tolist()
-        metrics["recovery_iters"] = float(worst)
+            worst = max(worst, k / max(need, 1))
+            curves[f"Jc_recovery_{name}"] = ((tr.J_C - m.limit) / sc.cost_range).tolist()
+        metrics["recovery_ratio"] = worst
         # 3. point on a circle (C3)
         if config.circle_iters > 0:
-            metrics.update(ctx.stage("point_circle", point_circle, config, next(streams), seed))
+            metrics.update(ctx.stage("point_circle", point_circle, config, seed))
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
 
 
 CIRCLE_LEARNERS = ("acpo", "cpo", "ppo_lag")
 
 
-def point_circle(config: Config, stream: np.random.SeedSequence, seed: int) -> dict[str, float]:
-    """Train ACPO, CPO (largest gamma) and PPO-Lagrangian on :class:`PointCircleEnv`; evaluate each final
-    policy on ``circle_eval_steps`` continuing steps per environment."""
+def point_circle(config: Config, seed: int) -> dict[str, float]:
+    """Train ACPO with a Gaussian MLP policy on :class:`PointCircleEnv`; evaluate the final policy on
+    ``circle_eval_steps`` continuing steps per environment. (Laps of about 63 steps are not sensitive to the
+    discount, so the task checks that the constrained step works with a neural policy, not the comparison
+    with discounted baselines, which the tabular instances make.)"""
     out: dict[str, float] = {}
-    g = max(config.gammas)
-    feasible_scores = []
-    for i, (tag, lr) in enumerate((("acpo", Learner("acpo", "acpo", None)), ("cpo", Learner("cpo", "cpo", g)),
-                                   ("ppo_lag", Learner("ppo_lag", "ppo_lag", config.gamma)))):
-        torch.manual_seed(seed * 1000 + i)
+    for tag, lr in (("acpo", Learner("acpo", "acpo", None)),):
+        torch.manual_seed(streams.int_seed(seed, "circle", tag, "torch", bits=63))
+        act_rng = streams.torch_generator(seed, "circle", tag, "actions")
         env = PointCircleEnv(config.circle_envs)
-        obs, _ = env.reset(seed=int(stream.generate_state(1)[0]) + i)
+        obs, _ = env.reset(seed=streams.int_seed(seed, "circle", tag, "env"))
         policy = GaussianMLPPolicy(4, 2, config.circle_hidden)
         agent = _Agent(lr, policy, MLPCritic(4, config.circle_hidden), MLPCritic(4, config.circle_hidden), config)
 
-        def act(o: np.ndarray, policy: GaussianMLPPolicy = policy) -> np.ndarray:
+        def act(o: np.ndarray, policy: GaussianMLPPolicy = policy, g: torch.Generator = act_rng) -> np.ndarray:
             with torch.no_grad():
-                return policy.dist(torch.as_tensor(o, dtype=torch.float32)).sample().numpy()
+                d = policy.dist(torch.as_tensor(o, dtype=torch.float32)).base_dist
+                return (d.loc + d.scale * torch.randn(d.loc.shape, generator=g)).numpy()
 
         for _ in range(config.circle_iters):
             ro = collect(env, act, obs, config.circle_steps)
@@ -251,11 +270,6 @@ def point_circle(config: Config, stream: np.random.SeedSequence, seed: int) -> d
         ev = collect(env, act, obs, config.circle_eval_steps)
         J, J_C = float(ev.rewards.mean()), float(ev.costs.mean())
         out[f"circle_J_{tag}"], out[f"circle_Jc_{tag}"] = J, J_C
-        ok = J_C <= config.circle_limit * (1 + config.slack_frac)
-        out[f"circle_score_{tag}"] = J if ok else 0.0
-        if tag != "acpo":
-            feasible_scores.append(out[f"circle_score_{tag}"])
-    out["circle_score_best_baseline"] = max(feasible_scores)
     return out
 
 
