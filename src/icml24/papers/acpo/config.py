@@ -50,10 +50,9 @@ class Config:
     threads: int = knob(1, "torch threads per seed", ge=1)
 
 
-SMOKE = Config(iters=4, n_envs=4, steps=20, circle_iters=2, circle_envs=2, circle_steps=20, circle_eval_steps=20,
-               gammas=(0.9,))
+SMOKE = Config(iters=4, n_envs=4, steps=20, circle_iters=2, circle_envs=2, circle_steps=20, circle_eval_steps=20)
 QUICK = Config()
-FULL = Config(iters=200, n_envs=50, steps=200, circle_iters=500, circle_envs=32, circle_steps=500,
+FULL = Config(iters=200, n_envs=400, steps=200, circle_iters=500, circle_envs=32, circle_steps=500,
               circle_hidden=64, circle_eval_steps=10_000)
 SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(20))}
 
