@@ -243,6 +243,27 @@ def test_tu_loader_reads_the_tu_format(tmp_path):
         data.tu_dataset(str(tmp_path), "NOPE")
 
 
+@pytest.mark.parametrize("file, text, match", [
+    ("A", "1, 2\nhello\n", "TOY_A.txt: not a TU A file"),
+    ("A", "1, 2\n2, 9\n", "outside 1..3"),
+    ("A", "1, 3\n", "two different graphs"),
+    ("graph_indicator", "1\n2\n1\n", "numbered 1..2 in order"),
+    ("graph_labels", "1\n1\n1\n", "numbered 1..3 in order"),
+    ("node_labels", "0\n1\n", "2 node labels for 3 nodes"),
+    ("graph_labels", "", "no nodes or no graphs"),
+])
+def test_tu_files_with_garbage_are_refused_in_one_line_naming_the_file(tmp_path, file, text, match):
+    from icml24.core.errors import UserError
+
+    good = {"A": "1, 2\n2, 1\n", "graph_indicator": "1\n1\n2\n", "graph_labels": "1\n-1\n",
+            "node_labels": "0\n1\n0\n"}
+    for key, body in {**good, file: text}.items():
+        (tmp_path / f"TOY_{key}.txt").write_text(body)
+    with pytest.raises(UserError, match=match) as err:
+        data.read_tu(str(tmp_path), "TOY")
+    assert "\n" not in str(err.value)
+
+
 def test_mutag_from_the_grakel_wheel():
     g = data.mutag_dataset()
     assert g.A.shape == (188, 28, 28) and g.X.shape == (188, 28, 7) and g.dropped == 0

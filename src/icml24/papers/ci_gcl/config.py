@@ -60,8 +60,8 @@ def validate(config: Config) -> None:
     if config.sbm_min_nodes > config.sbm_max_nodes:
         raise UserError(f"sbm_min_nodes={config.sbm_min_nodes} > sbm_max_nodes={config.sbm_max_nodes}")
     if config.tu_path:
-        from icml24.papers.ci_gcl.data import tu_files
+        from icml24.papers.ci_gcl.data import read_tu
 
-        tu_files(config.tu_path, config.tu_name)        # a missing file: one line, before anything runs
+        read_tu(config.tu_path, config.tu_name)         # a missing or malformed file: one line, before any compute
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")

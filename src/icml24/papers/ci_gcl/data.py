@@ -24,13 +24,14 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
-__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "tu_dataset", "mutag_dataset", "ELEMENTS",
+__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "read_tu", "TURaw", "tu_dataset", "mutag_dataset", "ELEMENTS",
            "edge_noise"]
 
 ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "P", "I")
@@ -133,14 +134,54 @@ def tu_files(folder: str, name: str) -> dict[str, Path]:
     return files
 
 
+class TURaw(NamedTuple):
+    """The arrays of a TU data set's files, checked for consistency (:func:`read_tu`)."""
+
+    edges: np.ndarray        # (E, 2) node index pairs, from 0
+    graph_of: np.ndarray     # (N,) graph of each node, from 0, sorted
+    labels: np.ndarray       # (G,) graph labels
+    node_labels: np.ndarray | None   # (N,) node labels, or None
+
+
+def read_tu(folder: str, name: str) -> TURaw:
+    """Read and check the TU files: a file that is not integers, an edge to a node that does not exist, graphs
+    that are not numbered 1..G in order, or a label count that does not match is a UserError naming the file."""
+    from icml24.core.errors import UserError
+
+    files = tu_files(folder, name)
+
+    def load(key: str, **kw) -> np.ndarray:
+        try:
+            with warnings.catch_warnings():                   # an empty file: numpy warns, the checks below refuse
+                warnings.simplefilter("ignore", UserWarning)
+                return np.loadtxt(files[key], dtype=np.int64, ndmin=kw.pop("ndmin", 1), **kw)
+        except (ValueError, OSError) as err:
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise UserError(f"{files[key]}: not a TU {key} file ({first})") from None
+
+    edges = load("A", delimiter=",", ndmin=2) - 1                          # (E, 2), from 0
+    graph_of = load("graph_indicator") - 1                                 # (N,)
+    labels = load("graph_labels")                                          # (G,)
+    nl = load("node_labels") if files["node_labels"].is_file() else None
+    n_nodes = len(graph_of)
+    if n_nodes == 0 or len(labels) == 0:
+        raise UserError(f"TU data set {name!r} in {folder}: no nodes or no graphs")
+    if edges.size and (edges.shape[1] != 2 or edges.min() < 0 or edges.max() >= n_nodes):
+        raise UserError(f"{files['A']}: an edge names a node outside 1..{n_nodes} (or a line is not 'i, j')")
+    if graph_of.min() != 0 or np.any(np.diff(graph_of) < 0) or graph_of.max() + 1 != len(labels):
+        raise UserError(f"{files['graph_indicator']}: graphs must be numbered 1..{len(labels)} in order "
+                        f"({len(labels)} labels in {files['graph_labels'].name})")
+    if nl is not None and len(nl) != n_nodes:
+        raise UserError(f"{files['node_labels']}: {len(nl)} node labels for {n_nodes} nodes")
+    if edges.size and np.any(graph_of[edges[:, 0]] != graph_of[edges[:, 1]]):
+        raise UserError(f"{files['A']}: an edge joins nodes of two different graphs")
+    return TURaw(edges, graph_of, labels, nl)
+
+
 def tu_dataset(folder: str, name: str, max_nodes: int = 200) -> Graphs:
     """A TU-format data set (module docstring); graphs with more than ``max_nodes`` nodes are left out."""
-    files = tu_files(folder, name)
-    edges = np.loadtxt(files["A"], delimiter=",", dtype=np.int64, ndmin=2) - 1        # (E, 2), from 0
-    graph_of = np.loadtxt(files["graph_indicator"], dtype=np.int64, ndmin=1) - 1      # (N,)
-    labels = np.loadtxt(files["graph_labels"], dtype=np.int64, ndmin=1)               # (G,)
-    if files["node_labels"].is_file():
-        nl = np.loadtxt(files["node_labels"], dtype=np.int64, ndmin=1)
+    edges, graph_of, labels, nl = read_tu(folder, name)
+    if nl is not None:
         values = np.unique(nl)
         feats_all = (nl[:, None] == values[None, :]).astype(np.float32)
     else:
