@@ -358,6 +358,8 @@ def test_ppo_lagrangian_dual_ascent_and_clipped_step():
     ("SMOKE", ["limit_frac=1"], "limit_frac"), ("SMOKE", ["switch=0"], "switch"), ("SMOKE", ["lam=1.5"], "lam"),
     ("SMOKE", ["gammas=0.9,0.9"], "gammas"), ("SMOKE", ["gammas=1.0"], "gammas"), ("SMOKE", ["gammas="], "gammas"),
     ("SMOKE", ["steps=1"], "steps"), ("SMOKE", ["circle_limit=0"], "circle_limit"), ("SMOKE", ["circle_iters=0"], None),
+    ("SMOKE", ["n_states=100000"], "n_states=100000: its transition table"), ("SMOKE", ["delay=5000"], None),
+    ("SMOKE", ["n_envs=100000000"], "n_envs x steps"), ("SMOKE", ["circle_eval_steps=100000000"], "circle_eval_steps"),
 ])
 def test_config_rules(preset, overrides, field):
     from icml24.core.testing import check_config_rule

@@ -61,3 +61,19 @@ def validate(config: Config) -> None:
     """Rules across fields (called by the CLI before anything runs)."""
     if len(set(config.gammas)) != len(config.gammas):
         raise UserError(f"gammas={','.join(map(str, config.gammas))}: each discount once (one CPO run each)")
+    # sizes whose memory is known before anything runs: P is (S, A, S) float64, and every update holds the
+    # rollout's (steps, n_envs) arrays of states, actions, rewards, costs and two advantages
+    for name, S, A in (("n_states", config.n_states, config.n_actions), ("delay", config.delay + 1, 3)):
+        if S * S * A * 8 > MAX_BYTES:
+            raise UserError(f"{name}={getattr(config, name)}: its transition table of {S} x {A} x {S} float64 needs "
+                            f"{S * S * A * 8 / 2 ** 30:.0f} GiB (at most {MAX_BYTES // 2 ** 30} GiB)")
+    for what, samples in (("n_envs x steps", config.n_envs * config.steps),
+                          ("circle_envs x circle_steps", config.circle_envs * config.circle_steps),
+                          ("circle_envs x circle_eval_steps", config.circle_envs * config.circle_eval_steps)):
+        if samples * 8 * 8 > MAX_BYTES:
+            raise UserError(f"{what} = {samples:,} samples per rollout: about {samples * 64 / 2 ** 30:.0f} GiB of "
+                            f"rollout arrays (at most {MAX_BYTES // 2 ** 30} GiB)")
+
+
+MAX_BYTES = 4 * 2 ** 30
+"""The memory a size knob may ask for before the run is refused (4 GiB)."""

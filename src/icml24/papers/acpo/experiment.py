@@ -17,9 +17,8 @@ Per seed:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
+from typing import NamedTuple
 
 import numpy as np
 import torch

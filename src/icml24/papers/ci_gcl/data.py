@@ -31,8 +31,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "read_tu", "TURaw", "tu_dataset", "mutag_dataset", "ELEMENTS",
-           "edge_noise"]
+__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "read_tu", "TURaw", "tu_dataset",
+           "mutag_dataset", "ELEMENTS", "edge_noise"]
 
 ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "P", "I")
 
