@@ -258,9 +258,9 @@ def point_circle(config: Config, seed: int) -> dict[str, float]:
         agent = _Agent(lr, policy, MLPCritic(4, config.circle_hidden), MLPCritic(4, config.circle_hidden), config)
 
         def act(o: np.ndarray, policy: GaussianMLPPolicy = policy, g: torch.Generator = act_rng) -> np.ndarray:
-            with torch.no_grad():
-                d = policy.dist(torch.as_tensor(o, dtype=torch.float32)).base_dist
-                return (d.loc + d.scale * torch.randn(d.loc.shape, generator=g)).numpy()
+            with torch.no_grad():                        # a ~ N(mu(s), diag(exp(2 log_std))), from this run's stream
+                mu = policy.mu(torch.as_tensor(o, dtype=torch.float32))                  # (N, 2)
+                return (mu + policy.log_std.exp() * torch.randn(mu.shape, generator=g)).numpy()
 
         for _ in range(config.circle_iters):
             ro = collect(env, act, obs, config.circle_steps)
