@@ -119,7 +119,7 @@ def test_every_config_field_is_read_by_the_papers_code(paper):
     unread = [f.name for f in dataclasses.fields(paper.config_type)
               if not re.search(rf"\.{f.name}\b|[\"']{f.name}[\"']|\b{f.name}=", code)]
     if paper.slug in KNOWN_UNREAD and unread == KNOWN_UNREAD[paper.slug]:
-        pytest.xfail(f"{paper.slug}: {unread} not read yet (a known defect; wired on branch wip/redesigns-round2)")
+        pytest.xfail(f"{paper.slug}: {unread} not read yet (a known defect: issue 32, the harness redesign that wires it)")
     assert unread == [], f"{paper.slug}: config fields no code reads: {unread}"
 
 
