@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+from scipy.special import softmax
 
 from icml24.common.rl import Rollout, average_gae, collect, gae
 from icml24.core import streams
@@ -190,8 +191,7 @@ def linearised_recovery_steps(m: CMDP, logits: np.ndarray, delta: float) -> floa
     sqrt(2 delta s) per update (CPO Eq. 14), with s = b^T H^-1 b; for a tabular softmax policy, b = d(s) pi(a|s)
     Abar_C(s, a) and H = diag_s d(s) (diag pi_s - pi_s pi_s^T), so s = E_{s ~ d, a ~ pi}[Abar_C(s, a)^2]
     exactly. Returns (J_C - l) / sqrt(2 delta s) at the start (0 if it is feasible)."""
-    pi = np.exp(logits - logits.max(1, keepdims=True))
-    pi /= pi.sum(1, keepdims=True)
+    pi = softmax(logits, axis=1)                                                  # (S, A)
     ev = evaluate(m, pi)
     s_quad = float((ev.d[:, None] * pi * ev.A_C ** 2).sum())
     return max(0.0, ev.J_C - m.limit) / math.sqrt(2 * delta * s_quad)
@@ -240,36 +240,30 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
 
 
-CIRCLE_LEARNERS = ("acpo", "cpo", "ppo_lag")
-
-
 def point_circle(config: Config, seed: int) -> dict[str, float]:
     """Train ACPO with a Gaussian MLP policy on :class:`PointCircleEnv`; evaluate the final policy on
     ``circle_eval_steps`` continuing steps per environment. (Laps of about 63 steps are not sensitive to the
     discount, so the task checks that the constrained step works with a neural policy, not the comparison
     with discounted baselines, which the tabular instances make.)"""
-    out: dict[str, float] = {}
-    for tag, lr in (("acpo", Learner("acpo", "acpo", None)),):
-        torch.manual_seed(streams.int_seed(seed, "circle", tag, "torch", bits=63))
-        act_rng = streams.torch_generator(seed, "circle", tag, "actions")
-        env = PointCircleEnv(config.circle_envs)
-        obs, _ = env.reset(seed=streams.int_seed(seed, "circle", tag, "env"))
-        policy = GaussianMLPPolicy(4, 2, config.circle_hidden)
-        agent = _Agent(lr, policy, MLPCritic(4, config.circle_hidden), MLPCritic(4, config.circle_hidden), config)
+    torch.manual_seed(streams.int_seed(seed, "circle", "acpo", "torch", bits=63))     # the MLPs' initial weights
+    act_rng = streams.torch_generator(seed, "circle", "acpo", "actions")
+    env = PointCircleEnv(config.circle_envs)
+    obs, _ = env.reset(seed=streams.int_seed(seed, "circle", "acpo", "env"))
+    policy = GaussianMLPPolicy(4, 2, config.circle_hidden)
+    agent = _Agent(Learner("acpo", "acpo", None), policy, MLPCritic(4, config.circle_hidden),
+                   MLPCritic(4, config.circle_hidden), config)
 
-        def act(o: np.ndarray, policy: GaussianMLPPolicy = policy, g: torch.Generator = act_rng) -> np.ndarray:
-            with torch.no_grad():                        # a ~ N(mu(s), diag(exp(2 log_std))), from this run's stream
-                mu = policy.mu(torch.as_tensor(o, dtype=torch.float32))                  # (N, 2)
-                return (mu + policy.log_std.exp() * torch.randn(mu.shape, generator=g)).numpy()
+    def act(o: np.ndarray) -> np.ndarray:
+        with torch.no_grad():                            # a ~ N(mu(s), diag(exp(2 log_std))), from this run's stream
+            mu = policy.mu(torch.as_tensor(o, dtype=torch.float32))                      # (N, 2)
+            return (mu + policy.log_std.exp() * torch.randn(mu.shape, generator=act_rng)).numpy()
 
-        for _ in range(config.circle_iters):
-            ro = collect(env, act, obs, config.circle_steps)
-            obs = ro.last_obs
-            agent.update(ro, config.circle_limit, lambda x: torch.as_tensor(x, dtype=torch.float32))
-        ev = collect(env, act, obs, config.circle_eval_steps)
-        J, J_C = float(ev.rewards.mean()), float(ev.costs.mean())
-        out[f"circle_J_{tag}"], out[f"circle_Jc_{tag}"] = J, J_C
-    return out
+    for _ in range(config.circle_iters):
+        ro = collect(env, act, obs, config.circle_steps)
+        obs = ro.last_obs
+        agent.update(ro, config.circle_limit, lambda x: torch.as_tensor(x, dtype=torch.float32))
+    ev = collect(env, act, obs, config.circle_eval_steps)
+    return {"circle_J_acpo": float(ev.rewards.mean()), "circle_Jc_acpo": float(ev.costs.mean())}
 
 
 def figures(result: RunResult) -> dict:
