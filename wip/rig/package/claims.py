@@ -1,0 +1,82 @@
+"""Claims of Le, Sountsov, Hoffman, Lee, Patton & Saurous (ICML 2024), measured on the experiment of experiment.py.
+
+The paper's evidence is ShapeNet (and MultiShapeNet) with ProbNeRF, SSDNeRF and SRT priors on GPUs; none of it is
+available here. What carries over: a scene prior learned on clean scenes, a corruption field under a flat prior
+composed by density, and inference from one corrupted image, on a procedural two-sphere world (world.py). Every
+depth claim reads the log of the mean masked depth error over a seed's scenes, so that an order statistic is a log
+ratio of errors, the form into which the paper's VSD table converts (VSD and our masked MAE are different scales).
+
+C1: joint inference (VI, ReGAL with K = 4) recovers depth better than the same prior without a corruption model,
+per corruption. C2: joint VI beats MAP over the same model on the grid corruptions (rain, fog pooled), and MAP's
+billboard score exceeds VI's (the mechanism). C3: with an unknown field of view, ReGAL with K = 4 beats K = 1.
+Every band is CI > 0 (the issue's words, an order); the pilot (README) decided the setting, not the bands.
+
+Pilot (seeds 100-102, the QUICK config, before the claim seeds ran; mean [95% CI over seeds]): C1a 0.23
+[0.10, 0.44], C1b 1.15 [0.96, 1.29], C1c 0.45 [0.30, 0.64], C1d -0.12 [-0.48, 0.08], C1e 0.08 [-0.04, 0.14],
+C1f 0.27 [-0.25, 0.67], C2a 0.24 [0.05, 0.37], C2b 0.139 [0.126, 0.156], C3 0.25 [0.18, 0.32]. The no-corruption
+depth error rises from 0.08 (clean) to 0.43 (rain), 0.99 (fog), 0.63 (FOV); MAP's billboard score is 0.30
+against VI's 0.16 (below the issue's 0.5: MAP's grid paints over several slabs, not the near third alone).
+"""
+
+from __future__ import annotations
+
+import math
+
+from icml24.core.claims import PROB, REAL, Band, Claim, Effect, Null
+
+_BETTER = {"quick": Band(lo=0.0), "full": Band(lo=0.0)}
+_NOCORR_WHY = ("the paper shows the no-corruption NeRF's failures only qualitatively (Fig. 1, Sec. 5); a 10% lower "
+               "depth error (log ratio 0.1) is the smallest gain that is 'recovers depth better' rather than a tie")
+
+
+def _c1(cid: str, method: str, label: str, kind: str, where: str) -> Claim:
+    return Claim(
+        cid, f"Joint inference over scene and corruption ({label}) recovers the scene's depth from a {kind}-corrupted "
+             "image better than inference with no corruption model [paraphrase].", where, "order",
+        metric=f"logdepth_nocorr_{kind}", against=f"logdepth_{method}_{kind}",
+        statistic=f"per seed, log mean masked depth error over the {kind} scenes, no-corruption VI minus {label}; "
+                  "CI > 0",
+        bands=_BETTER,
+        effect=Effect(0.1, "Sec. 5, Fig. 1 (no number for the no-corruption baseline)", minimal=True,
+                      why=_NOCORR_WHY, method=f"logdepth_{method}_{kind}"),
+        ranges={f"logdepth_nocorr_{kind}": REAL, f"logdepth_{method}_{kind}": REAL})
+
+
+CLAIMS = (
+    _c1("C1a", "vi", "mean-field VI", "rain", "Sec. 5.1, Table 1 (ProbNeRF VI), Fig. 1"),
+    _c1("C1b", "vi", "mean-field VI", "fog", "Sec. 5.1, Table 1 (ProbNeRF VI, 'cloud'), Fig. 1"),
+    _c1("C1c", "vi", "mean-field VI", "fov", "Sec. 5.1, Table 1 (ProbNeRF VI, FOV)"),
+    _c1("C1d", "regal4", "ReGAL, K = 4", "rain", "Sec. 5.2 (SSDNeRF ReGAL)"),
+    _c1("C1e", "regal4", "ReGAL, K = 4", "fog", "Sec. 5.2 (SSDNeRF ReGAL, 'cloud')"),
+    _c1("C1f", "regal4", "ReGAL, K = 4", "fov", "Sec. 5.2 (SSDNeRF ReGAL, FOV)"),
+    Claim("C2a", "Full posterior inference (mean-field VI) over scene and corruption recovers depth better than MAP "
+          "over the same model, which degenerates [paraphrase].", "Sec. 3-4, Table 1 (ProbNeRF VI vs MAP)", "order",
+          metric="logdepth_map_grid", against="logdepth_vi_grid",
+          statistic="per seed, log mean masked depth error over the rain and fog scenes, MAP minus VI; CI > 0",
+          bands=_BETTER, paper_value="VSD rain 0.43 vs 0.32, cloud 0.48 vs 0.45",
+          effect=Effect((math.log(0.43 / 0.32) + math.log(0.48 / 0.45)) / 2,
+                        "Table 1: mean over rain and cloud of log(VSD MAP / VSD VI) = (0.296 + 0.065) / 2 = 0.18",
+                        method="logdepth_vi_grid"),
+          ranges={"logdepth_map_grid": REAL, "logdepth_vi_grid": REAL}),
+    Claim("C2b", "MAP over (scene, corruption) falls into billboard solutions, in which the corruption explains the "
+          "image in front of the camera; VI does not [paraphrase].", "Sec. 3 (billboards), Fig. 2", "order",
+          metric="billboard_map_grid", against="billboard_vi_grid",
+          statistic="per seed, billboard score (share of the image's opacity that c explains in the near third of "
+                    "the ray interval) of MAP minus VI, mean over the rain and fog scenes; CI > 0",
+          bands=_BETTER,
+          effect=Effect(0.1, "Sec. 3 and Fig. 2 describe billboards; no number", minimal=True,
+                        why="a tenth of the image's opacity moved in front of the scene is the least that is a "
+                            "billboard rather than a corruption fitted where it is",
+                        method="billboard_vi_grid"),
+          ranges={"billboard_map_grid": PROB, "billboard_vi_grid": PROB}),
+    Claim("C3", "With an unknown field of view, ReGAL with more importance-weighted chains recovers depth better "
+          "(K = 4 better than K = 1) [paraphrase].", "Sec. 5.2, Table 3 (ReGAL FOV, K = 1, 4, 8)", "order",
+          metric="logdepth_regal1_fov", against="logdepth_regal4_fov",
+          statistic="per seed, log mean masked depth error over the FOV scenes, ReGAL K = 1 minus K = 4; CI > 0",
+          bands=_BETTER, paper_value="VSD 0.49 (K = 1), 0.43 (K = 4), 0.34 (K = 8)",
+          effect=Effect(math.log(0.49 / 0.43), "Table 3: log(0.49 / 0.43) = 0.13", method="logdepth_regal4_fov"),
+          ranges={"logdepth_regal1_fov": REAL, "logdepth_regal4_fov": REAL}),
+)
+
+# Every claim is an order claim: the generic null (the two sides swapped, tests/test_falsifiability.py) applies.
+NULLS: dict[str, Null] = {}
