@@ -52,3 +52,18 @@ def test_the_cheap_commands_run_as_written(command):
                          text=True, timeout=120)
     assert out.returncode in (0, 1), out.stderr  # check exits 1 when a published claim fails
     assert "error" not in out.stderr
+
+
+def test_outside_the_checkout_the_cheap_commands_say_where_to_run_them(tmp_path):
+    """The README says the commands read results/ from the current folder; elsewhere they say so."""
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "icml24.cli", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+
+    listed = cli("list")
+    assert listed.returncode == 0 and "checkout's root" in listed.stderr
+    for args in (("check", "ranking_bandit"), ("report",)):
+        out = cli(*args)
+        assert out.returncode == 2 and out.stderr.startswith("error:"), out.stderr
+        assert "checkout's root" in out.stderr, out.stderr
+    assert not any(tmp_path.iterdir())  # nothing written

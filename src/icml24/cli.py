@@ -330,7 +330,9 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
         raise UserError("--republish rewrites results/<slug>/<preset>.json; it takes no --from")
     source = from_ if from_ is not None else results / slug / "quick.json"
     if from_ is None and not source.is_file():
-        raise UserError(f"no published results at {source}; run `icml24 run {slug}` first or pass --from")
+        where = "" if results.is_dir() else (f" (no {results}/ folder here: run icml24 from the checkout's root "
+                                             "or pass --results PATH)")
+        raise UserError(f"no published results at {source}{where}; run `icml24 run {slug}` first or pass --from")
     result = load_run(source)
     if result.slug != slug:
         raise UserError(f"{source} holds results of {result.slug!r}, not {slug!r}")
@@ -444,7 +446,8 @@ def report(out: Path, results: Path, preset: str) -> int:
     if preset not in PRESETS:
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     if not results.is_dir():
-        raise UserError(f"--results {results}: " + ("not a folder" if results.exists() else "no such folder"))
+        raise UserError(f"--results {results}: " + ("not a folder" if results.exists() else
+                        "no such folder (run icml24 from the checkout's root or pass --results PATH)"))
     from icml24.core.checks import writable_dir
     from icml24.core.publish import update_top_readme
     from icml24.core.registry import list_papers
