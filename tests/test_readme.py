@@ -52,6 +52,7 @@ def test_the_cheap_commands_run_as_written(command):
                          text=True, timeout=120)
     assert out.returncode in (0, 1), out.stderr  # check exits 1 when a published claim fails
     assert "error" not in out.stderr
+    assert "…" not in out.stdout and max(map(len, out.stdout.splitlines())) <= 80  # a pipe: 80 columns, nothing cut
 
 
 def test_outside_the_checkout_the_cheap_commands_say_where_to_run_them(tmp_path):

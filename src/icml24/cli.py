@@ -47,6 +47,21 @@ def list_cmd(results: Path) -> int:
     return 0
 
 
+def _say(con, text: str, head: int = 0, indent: int = 0, hang: int = 2, style: str = "bold") -> None:
+    """Print ``text`` wrapped at the console's width (80 in a pipe), its continuation lines ``hang`` columns
+    deeper than its first, the first ``head`` characters in ``style``. Words are never cut, only wrapped
+    (a word longer than a line is broken), so nothing is lost at 80 columns."""
+    import textwrap
+
+    from rich.text import Text
+
+    lines = textwrap.wrap(text, width=max(con.width, 40), initial_indent=" " * indent,
+                          subsequent_indent=" " * (indent + hang), break_on_hyphens=False) or [""]
+    out = Text("\n".join(lines))
+    out.stylize(style, indent, min(indent + head, len(lines[0])))
+    con.print(out, soft_wrap=True, highlight=False)
+
+
 def show(slug: str) -> int:
     """A paper's card, its claims and its presets with every config field, its valid values and meaning.
 
@@ -54,36 +69,41 @@ def show(slug: str) -> int:
     """
     import dataclasses
 
-    from rich.markup import escape
-
     from icml24.core.config import field_docs, valid_values
     from icml24.core.registry import PRESETS, get_paper
 
     paper = get_paper(slug)
     card = paper.card
     con = _console()
-    con.print(f"[bold]{escape(card.title)}[/bold]\n{escape(', '.join(card.authors))}")
+    _say(con, card.title, head=len(card.title))
+    _say(con, ", ".join(card.authors))
     if card.url:
-        con.print(f"paper: {card.url}")
+        _say(con, f"paper: {card.url}")
     if card.official_code:
-        con.print(f"official code: {card.official_code}")
-    con.print("\n[bold]Claims[/bold]")
+        _say(con, f"official code: {card.official_code}")
+    con.print()
+    _say(con, "Claims", head=6)
     for c in paper.claims:
-        con.print(f"\n[bold]{c.id}[/bold] ({c.kind}) {escape(c.statement)}")
-        con.print(f"  where: {escape(c.where)}")
+        con.print()
+        _say(con, f"{c.id} ({c.kind}) {c.statement}", head=len(c.id))
+        _say(con, f"where: {c.where}", indent=2)
         bands = "; ".join(f"{p}: {c.bands[p].describe() if p in c.bands else 'not checkable'}" for p in PRESETS)
-        con.print(f"  pass band: {escape(bands)}")
+        _say(con, f"pass band: {bands}", indent=2)
         if c.effect:
-            con.print(f"  paper's effect: {escape(c.effect.describe())} ({escape(c.effect.source)})")
+            _say(con, f"paper's effect: {c.effect.describe()} ({c.effect.source})", indent=2)
     docs, valid = field_docs(paper.config_type), valid_values(paper.config_type)
     values = {p: dataclasses.asdict(paper.preset(p)) for p in PRESETS}
-    con.print(f"\n[bold]Knobs[/bold] (value at {' / '.join(PRESETS)}; set with --set key=value)")
+    con.print()
+    _say(con, f"Knobs (value at {' / '.join(PRESETS)}; valid values; set with --set key=value)", head=5)
     for name, doc in docs.items():
         shown = [str(values[p][name]) for p in PRESETS]
         at = shown[0] if len(set(shown)) == 1 else " / ".join(shown)
-        con.print(f"\n[bold]{name}[/bold] = {escape(at)}" + (f"  [dim]valid: {escape(valid[name])}[/dim]" if valid[name]
-                                                            else ""))
-        con.print(f"  {escape(doc)}")
+        con.print()
+        _say(con, f"{name} = {at}", head=len(name))
+        if valid[name]:
+            _say(con, f"valid: {valid[name]}", indent=2)
+        if doc:
+            _say(con, doc, indent=2, style="")
     return 0
 
 
@@ -212,23 +232,38 @@ class _Progress:
                       f"in {secs:.1f} s", file=sys.stderr, flush=True)
 
 
-def _claims_table(slug: str, claims: list[dict]):
-    from rich.table import Table
+WIDE = 120
+"""Consoles at least this wide get tables; narrower ones (80 columns, a pipe) get wrapped text blocks."""
 
+
+def _print_claims(con, slug: str, claims: list[dict]) -> None:
+    """The claims with their numbers and verdicts: a table on a wide console, wrapped blocks otherwise."""
     from icml24.core.claims import verdict_label
     from icml24.core.publish import fmt, fmt_power
 
-    table = Table("id", "kind", "measured", "95% CI", "pass band", "paper's effect", "power", "verdict", "detail",
-                  title=f"{slug}: claims")
+    if con.width >= WIDE:
+        from rich.table import Table
+
+        table = Table("id", "kind", "measured", "95% CI", "pass band", "paper's effect", "power", "verdict", "detail",
+                      title=f"{slug}: claims")
+        for c in claims:
+            style = _verdict_style(c["verdict"])
+            table.add_row(c["claim_id"], c["kind"], fmt(c["value"]), f"[{fmt(c['low'])}, {fmt(c['high'])}]",
+                          c["band"], fmt(c.get("effect")), fmt_power(c.get("power")),
+                          f"[{style}]{verdict_label(c)}[/{style}]", c["detail"])
+        table.columns[-1].overflow = "fold"
+        table.columns[-2].min_width = 12  # the verdict (and an inconclusive claim's power) is never cut short
+        table.columns[-2].overflow = "fold"
+        con.print(table)
+        return
+    _say(con, f"{slug}: claims", head=len(slug) + 8)
     for c in claims:
-        style = _verdict_style(c["verdict"])
-        table.add_row(c["claim_id"], c["kind"], fmt(c["value"]), f"[{fmt(c['low'])}, {fmt(c['high'])}]",
-                      c["band"], fmt(c.get("effect")), fmt_power(c.get("power")),
-                      f"[{style}]{verdict_label(c)}[/{style}]", c["detail"])
-    table.columns[-1].overflow = "fold"
-    table.columns[-2].min_width = 12  # the verdict (and an inconclusive claim's power) is never cut short
-    table.columns[-2].overflow = "fold"
-    return table
+        head = f"{c['claim_id']} ({c['kind']}) {verdict_label(c)}"
+        _say(con, head, head=len(head), style=_verdict_style(c["verdict"]))
+        _say(con, f"measured {fmt(c['value'])}, 95% CI [{fmt(c['low'])}, {fmt(c['high'])}]; pass band {c['band']}; "
+                  f"paper's effect {fmt(c.get('effect'))}; power {fmt_power(c.get('power'))}", indent=2)
+        if c["detail"]:
+            _say(con, c["detail"], indent=2)
 
 
 def _size(folder: Path) -> int:
@@ -268,7 +303,7 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
         if o.result is None:
             con.print(f"[red]{o.request.paper.slug}: every seed failed; nothing to check[/red]")
             continue
-        con.print(_claims_table(o.request.paper.slug, o.result.claims))
+        _print_claims(con, o.request.paper.slug, o.result.claims)
         con.print(f"run directory: {o.run_dir}")
         if publish_ok and not o.failed:
             if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
@@ -345,7 +380,7 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
             except (OSError, ValueError) as exc:
                 raise UserError(f"corrupt run file {part} ({type(exc).__name__}); rerun the run to mend it") from None
     claims = [c.to_dict() for c in paper.check(result, result.preset)]
-    _console().print(_claims_table(slug, claims))
+    _print_claims(_console(), slug, claims)
     if republish:
         for preset in PRESETS:
             path = results / slug / f"{preset}.json"
@@ -421,20 +456,30 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
     _check_run_options(executor, workers, address, max_units, [r for r, _ in requests], {"--out": out})
     outcomes = _run_requests([r for r, _ in requests], out, results, executor, workers, address, None, False,
                              redo_corrupt)
-    table = Table("paper", "claim", "published", "held-out seeds", "agree", "held-out value [95% CI]",
-                  "power (published / held-out)", title=f"{preset}: published seeds vs seeds + {offset}")
-    flips = 0
+    rows = []
     for o, (_, published) in zip(outcomes, requests):
         fresh = {c["claim_id"]: c for c in (o.result.claims if o.result else [])}
         for c in published["claims"]:
             f = fresh.get(c["claim_id"], {"verdict": "missing", "value": None, "low": None, "high": None})
-            same = f["verdict"] == c["verdict"]
-            flips += not same
-            table.add_row(o.request.paper.slug, c["claim_id"], verdict_label(c), verdict_label(f),
-                          "yes" if same else "[red]NO[/red]", f"{fmt(f['value'])} [{fmt(f['low'])}, {fmt(f['high'])}]",
-                          f"{fmt_power(c.get('power'))} / {fmt_power(f.get('power'))}")
-    _console().print(table)
-    _console().print(f"{flips} verdict(s) differ from the published ones")
+            rows.append((o.request.paper.slug, c["claim_id"], verdict_label(c), verdict_label(f),
+                         f["verdict"] == c["verdict"], f"{fmt(f['value'])} [{fmt(f['low'])}, {fmt(f['high'])}]",
+                         f"{fmt_power(c.get('power'))} / {fmt_power(f.get('power'))}"))
+    flips = sum(not row[4] for row in rows)
+    con = _console()
+    title = f"{preset}: published seeds vs seeds + {offset}"
+    if con.width >= WIDE:
+        table = Table("paper", "claim", "published", "held-out seeds", "agree", "held-out value [95% CI]",
+                      "power (published / held-out)", title=title)
+        for slug, cid, was, now, same, value, power in rows:
+            table.add_row(slug, cid, was, now, "yes" if same else "[red]NO[/red]", value, power)
+        con.print(table)
+    else:
+        _say(con, title, head=len(title))
+        for slug, cid, was, now, same, value, power in rows:
+            head = f"{slug} {cid}: {'agree' if same else 'DIFFER'}"
+            _say(con, f"{head}; published {was}, held-out {now}; held-out value {value}; power (published / "
+                      f"held-out) {power}", head=len(head), style="" if same else "bold red")
+    con.print(f"{flips} verdict(s) differ from the published ones")
     return 1 if flips or any(o.failed for o in outcomes) else 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import run_cli
@@ -103,6 +104,42 @@ def test_show_lists_claims_and_every_config_field():
     assert out.returncode == 0
     for word in ("C1", "C6", "n_values", "stream_length", "sample sizes"):
         assert word in out.stdout
+
+
+def test_every_paper_shows_in_80_columns_with_its_knobs_valid_values(monkeypatch, capsys):
+    from icml24.cli import show
+    from icml24.core.config import valid_values
+    from icml24.core.registry import get_paper, list_papers
+
+    monkeypatch.setenv("COLUMNS", "80")
+    for slug in list_papers():
+        show(slug)
+        out = capsys.readouterr().out
+        assert "…" not in out and max(map(len, out.splitlines())) <= 80, slug
+        assert not [line for line in out.splitlines() if line.endswith(" ")], slug
+        flat = " ".join(out.split())  # a wrapped line joined back
+        for name, valid in valid_values(get_paper(slug).config_type).items():
+            assert f"{name} = " in flat and (not valid or f"valid: {valid}" in flat), (slug, name)
+        assert out.count("one of") == len([v for v in valid_values(get_paper(slug).config_type).values()
+                                           if "one of" in v]), slug  # a Literal with choices says it once
+
+
+def test_check_prints_wrapped_claims_below_120_columns_and_a_table_above(monkeypatch, capsys):
+    from pathlib import Path
+
+    from icml24.cli import check
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    monkeypatch.setenv("COLUMNS", "80")
+    check("ranking_bandit", None, results, False)
+    narrow = capsys.readouterr().out
+    assert "…" not in narrow and max(map(len, narrow.splitlines())) <= 80
+    assert re.search(r"^C3 \(slope\) (pass|fail|inconclusive)", narrow, flags=re.M), narrow
+    assert "pass band CI within (0.25, 0.75)" in " ".join(narrow.split())
+    monkeypatch.setenv("COLUMNS", "160")
+    check("ranking_bandit", None, results, False)
+    wide = capsys.readouterr().out
+    assert "┃ id" in wide and max(map(len, wide.splitlines())) <= 160
 
 
 @pytest.mark.parametrize("slug", ["_template", "compressed_trust"])

@@ -187,7 +187,7 @@ def valid_values(config_type: type) -> dict[str, str]:
         if rules.get("nonempty"):
             words.append("not empty")
         tp = hints[f.name]
-        if get_origin(tp) is Literal:
+        if get_origin(tp) is Literal and rules.get("choices") is None:  # choices, when given, say it already
             words.append("one of " + ", ".join(map(str, get_args(tp))))
         if tp is float or (get_origin(tp) is tuple and float in get_args(tp)):
             if rules.get("finite", True):
