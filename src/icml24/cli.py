@@ -164,21 +164,25 @@ def _is_preset(req) -> bool:
 
 
 class _Progress:
-    """A rich progress bar per run request, advanced per finished seed; one plain line per finished
-    seed instead when the output is not a terminal (CI logs, pipes)."""
+    """Progress on stderr, whether it is a terminal or not: a rich bar per run request there, advanced per
+    finished seed; a plain line per finished seed, per long stage or artefact build of a unit (see
+    ``core.executors.note``) and before each run's claims and figures, above the bars in a terminal, alone in
+    a pipe or a log, where a line every ``HEARTBEAT_S`` also says what is still running."""
 
     def __init__(self, requests, enabled: bool = True):
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.requests = requests
         self.enabled = enabled
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=_console(), disable=not enabled)
+                                 TimeElapsedColumn(), console=Console(stderr=True), disable=not enabled)
         self.tasks: dict[int, int] = {}
         self.counts: dict[int, list[int]] = {}
 
     HEARTBEAT_S = 30.0
-    """Without a terminal, a line this often (``ICML24_HEARTBEAT_S`` overrides) says what is still running."""
+    """Without a terminal, a line this often (the first after 10 s; ``ICML24_HEARTBEAT_S`` overrides) says what
+    is still running."""
 
     def __enter__(self):
         import threading
@@ -198,12 +202,23 @@ class _Progress:
         import os
 
         every = float(os.environ.get("ICML24_HEARTBEAT_S", self.HEARTBEAT_S))
-        while not self.stop.wait(every):
+        wait = min(10.0, every)  # the first line after 10 s at most, then one every `every` seconds
+        while not self.stop.wait(wait):
+            wait = every
             busy = [f"{self.requests[i].paper.slug} [{self.requests[i].preset}] {done}/{total} seeds"
                     for i, (done, total) in self.counts.items() if done < total]
             if busy:
                 mins, secs = divmod(int(time.perf_counter() - self.started), 60)
-                print(f"running {mins}:{secs:02d}: {', '.join(busy)} done", file=sys.stderr, flush=True)
+                self.line(f"running {mins}:{secs:02d}: {', '.join(busy)} done")
+
+    def line(self, text: str, style: str = "") -> None:
+        """One line on stderr: above the bars in a terminal, plain (no colour codes) in a pipe."""
+        if self.enabled:
+            from rich.text import Text
+
+            self.progress.console.print(Text(text, style=style), soft_wrap=True, highlight=False)
+        else:
+            print(text, file=sys.stderr, flush=True)
 
     def __call__(self, kind, payload):
         if kind == "start":
@@ -212,24 +227,28 @@ class _Progress:
                 label = f"{req.paper.slug} [{req.preset}]" + (f" (resumed {skipped})" if skipped else "")
                 self.tasks[i] = self.progress.add_task(label, total=total, completed=skipped)
                 self.counts[i] = [skipped, total]
+        elif kind == "note":
+            self.line(payload, style="dim")
+        elif kind == "finalize":
+            req = self.requests[payload]
+            self.line(f"{req.paper.slug} [{req.preset}]: checking the claims (power: resampled runs) and drawing "
+                      "the figures")
         elif kind == "done":
             i, out = payload
             self.progress.advance(self.tasks[i])
             self.counts[i][0] += 1
+            done, total = self.counts[i]
             if out.error:
-                from rich.markup import escape
-
                 from icml24.core.executors import error_line, looks_diverged
 
                 tries = "1 attempt" if out.attempts == 1 else f"{out.attempts} attempts"
                 what = "diverged (its numbers became NaN or infinite)" if looks_diverged(out.error) else "failed"
-                self.progress.console.print(f"[red]{out.unit.slug} seed {out.unit.seed} {what} after {tries}:"
-                                            f"[/red] {escape(error_line(out.error))}")
-            elif not self.enabled:
-                done, total = self.counts[i]
+                self.line(f"[{done}/{total}] {out.unit.slug} seed {out.unit.seed} {what} after {tries}: "
+                          f"{error_line(out.error)}", style="red")
+            else:
                 secs = out.result.get("wall_time", 0.0)
-                print(f"[{done}/{total}] {out.unit.slug} [{out.unit.preset}] seed {out.unit.seed} done "
-                      f"in {secs:.1f} s", file=sys.stderr, flush=True)
+                self.line(f"[{done}/{total}] {out.unit.slug} [{out.unit.preset}] seed {out.unit.seed} done "
+                          f"in {secs:.1f} s")
 
 
 WIDE = 120
@@ -278,7 +297,7 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
 
     caches = {cache_dir(out, r.paper.slug) for r in requests}
     before = {c: _size(c) for c in caches}
-    with _Progress(requests, enabled=sys.stderr.isatty() or sys.stdout.isatty()) as bar:
+    with _Progress(requests, enabled=sys.stderr.isatty()) as bar:
         outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
                                 device=device or "cpu", on_event=bar, redo_corrupt=redo_corrupt)
     con = _console()

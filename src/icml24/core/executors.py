@@ -9,19 +9,30 @@ retried: the outcome carries ``user_error`` (one line) and the caller stops (see
 Retries are for faults of a worker. Ray is imported only when ``executor="ray"`` is asked for
 (``pip install icml24[ray]``); it places each unit with the CPUs and GPUs the unit asks for
 (:attr:`Unit.num_cpus`, :attr:`Unit.num_gpus`: a GPU per unit when the config's device is ``cuda``).
+
+A unit runs with a :class:`UnitContext`: the paper's :class:`~icml24.core.context.RunContext` (same checkpoints,
+same cache, same numbers) that also says, through :func:`note`, when one of its stages has been running for
+:data:`NOTE_AFTER_S` seconds and when it ends, and when it builds a cached artefact. ``execute(...,
+on_note=f)`` passes those lines to ``f`` in the calling process (serial: directly; process pool: through a
+queue); without ``on_note``, and on Ray, they are dropped.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence, TypeVar
 
+from icml24.core.context import RunContext
 from icml24.core.errors import UserError
+
+T = TypeVar("T")
 
 EXECUTORS: tuple[str, ...] = ("serial", "process", "ray")
 
@@ -86,14 +97,81 @@ class Outcome:
     user_error: str | None = None  # one line, when the failure is a user fault (never retried)
 
 
-def unit_context(unit: Unit):
-    """The :class:`~icml24.core.context.RunContext` a unit runs with."""
-    from pathlib import Path
+NOTE_AFTER_S = 10.0
+"""A stage still running after this many seconds is noted, and so is its end (``ICML24_NOTE_AFTER_S``
+overrides); shorter stages stay silent."""
 
-    from icml24.core.context import RunContext
+_SINK: Any = None
+"""Where :func:`note` sends its lines in this process: a callable (serial executor), a queue (a worker of
+the process pool) or None (dropped)."""
 
-    return RunContext(device=unit.device, workdir=Path(unit.workdir) if unit.workdir else None,
-                      cache_dir=Path(unit.cache_dir) if unit.cache_dir else None, code_hash=unit.code_hash)
+
+def note(text: str) -> None:
+    """Send one progress line of a running unit to the caller of :func:`execute` (dropped when nobody listens).
+    A line that cannot be sent is dropped: progress never costs a seed."""
+    sink = _SINK
+    if sink is None:
+        return
+    try:
+        put = getattr(sink, "put", None)
+        put(text) if put is not None else sink(text)
+    except Exception:  # noqa: BLE001 - a closed queue, a console that is gone
+        pass
+
+
+def _set_sink(sink: Any) -> None:
+    global _SINK
+    _SINK = sink
+
+
+def _noted(what: str, fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn`` that notes ``what ... running`` once it has run for NOTE_AFTER_S seconds and its end after that."""
+    def run(*args: Any) -> T:
+        after = float(os.environ.get("ICML24_NOTE_AFTER_S", NOTE_AFTER_S))
+        timer = threading.Timer(after, note, (f"{what}: running ({after:g} s so far)",))
+        timer.daemon = True
+        timer.start()
+        start = time.perf_counter()
+        try:
+            out = fn(*args)
+        finally:
+            timer.cancel()
+        secs = time.perf_counter() - start
+        if secs >= after:
+            note(f"{what}: done in {secs:.1f} s")
+        return out
+    return run
+
+
+def _folder_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
+
+
+@dataclass(frozen=True)
+class UnitContext(RunContext):
+    """The run context of an executor's unit: :class:`RunContext` (the same checkpoints, cache keys and
+    numbers) whose long stages and artefact builds say so through :func:`note`, labelled with the unit."""
+
+    label: str = ""
+
+    def stage(self, name: str, compute: Callable[..., T], *args: Any, rngs: Sequence[Any] = ()) -> T:
+        return super().stage(name, _noted(f"{self.label}: stage {name}", compute), *args, rngs=rngs)
+
+    def artefact(self, name: str, inputs: Mapping[str, Any], build: Callable[[Path], None]) -> Path:
+        def noted_build(folder: Path) -> None:
+            where = self.cache_dir if self.cache_dir is not None else "a temporary folder"
+            note(f"{self.label}: building {name} into {where} (once; later runs reuse it)")
+            start = time.perf_counter()
+            build(folder)
+            note(f"{self.label}: {name} built in {time.perf_counter() - start:.1f} s ({_folder_mb(folder):.1f} MB)")
+        return super().artefact(name, inputs, noted_build)
+
+
+def unit_context(unit: Unit) -> UnitContext:
+    """The :class:`UnitContext` a unit runs with."""
+    return UnitContext(device=unit.device, workdir=Path(unit.workdir) if unit.workdir else None,
+                       cache_dir=Path(unit.cache_dir) if unit.cache_dir else None, code_hash=unit.code_hash,
+                       label=f"{unit.slug} [{unit.preset}] seed {unit.seed}")
 
 
 def run_unit(unit: Unit) -> dict[str, Any]:
@@ -180,22 +258,44 @@ def error_line(error: str) -> str:
     return " ".join(line.strip() for line in lines[start:]) or "unknown error"
 
 
-def _serial(fn, units, retries) -> Iterator[Outcome]:
+def _serial(fn, units, retries, on_note=None) -> Iterator[Outcome]:
+    def call(unit):
+        before = _SINK
+        _set_sink(on_note)
+        try:
+            return _call(fn, unit)
+        finally:
+            _set_sink(before)
+
     for unit in units:
         attempt = 1
-        att = _call(fn, unit)
+        att = call(unit)
         while _retry(att, attempt, retries):
             attempt += 1
-            att = _call(fn, unit)
+            att = call(unit)
         yield Outcome(unit, att.result, att.error, attempt, att.user_error)
 
 
-def _process(fn, units, retries, workers) -> Iterator[Outcome]:
+def _drain(queue: Any, on_note: Callable[[str], None]) -> None:
+    """Pass the workers' notes to ``on_note`` until the None that ends them."""
+    while True:
+        text = queue.get()
+        if text is None:
+            return
+        on_note(text)
+
+
+def _process(fn, units, retries, workers, on_note=None) -> Iterator[Outcome]:
     import multiprocessing
 
     # spawn, not fork: forking a parent that already started torch/OpenMP threads can deadlock.
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    queue = ctx.Queue() if on_note is not None else None
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_set_sink, initargs=(queue,))
+    drain = None
+    if queue is not None:
+        drain = threading.Thread(target=_drain, args=(queue, on_note), daemon=True)
+        drain.start()
     try:
         pending = {pool.submit(_call, fn, u): (u, 1) for u in units}
         while pending:
@@ -209,6 +309,10 @@ def _process(fn, units, retries, workers) -> Iterator[Outcome]:
                 yield Outcome(unit, att.result, att.error, attempt, att.user_error)
     finally:  # a consumer that stops early (a user fault) cancels the units not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+        if queue is not None and drain is not None:
+            queue.put(None)
+            drain.join(timeout=5)
+            queue.close()
 
 
 def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
@@ -275,11 +379,14 @@ def execute(
     workers: int | None = None,
     address: str | None = None,
     retries: int = 1,
+    on_note: Callable[[str], None] | None = None,
 ) -> Iterator[Outcome]:
     """Run ``fn(unit)`` for every unit on the chosen executor; yields outcomes as units finish.
 
     ``fn`` must be a module-level function (it is pickled by reference for process and Ray).
-    ``workers`` defaults to the CPU count; ``address`` points Ray at an existing cluster.
+    ``workers`` defaults to the CPU count; ``address`` points Ray at an existing cluster. ``on_note``
+    receives the units' progress lines (:func:`note`; serial and process executors), in a thread of its own
+    for the process executor.
     """
     units = list(units)
     check_executor(executor)
@@ -287,7 +394,7 @@ def execute(
         return iter(())
     workers = workers or min(len(units), os.cpu_count() or 1)
     if executor == "serial":
-        return _serial(fn, units, retries)
+        return _serial(fn, units, retries, on_note)
     if executor == "process":
-        return _process(fn, units, retries, workers)
+        return _process(fn, units, retries, workers, on_note)
     return _ray(fn, units, retries, workers, address)

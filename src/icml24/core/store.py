@@ -215,7 +215,9 @@ def execute_runs(
 
     A corrupt file in a run directory is a :class:`UserError` naming it; with ``redo_corrupt`` it is
     removed and its unit runs again. ``on_event(kind, payload)`` receives ``("start", {key: total})``, ``("skip", request)`` for
-    resumed units, and ``("done", outcome)`` per finished unit (progress bars hang off it).
+    resumed units, ``("done", outcome)`` per finished unit (progress bars hang off it), ``("note", line)``
+    for a unit's long stage or artefact build (serial and process executors; see ``core.executors.note``),
+    ``("finalize", key)`` before a run's claims and figures and ``("finalized", outcome)`` after them.
     """
     requests = list(requests)
     root = Path(root)
@@ -248,7 +250,8 @@ def execute_runs(
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
     start = time.perf_counter()
     try:
-        for out in execute(units, executor=executor, workers=workers, address=address):
+        for out in execute(units, executor=executor, workers=workers, address=address,
+                           on_note=lambda text: emit("note", text)):
             i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
             if out.user_error is not None:
                 raise UserError(f"{out.unit.slug} seed {out.unit.seed}: {out.user_error}")
@@ -267,6 +270,7 @@ def execute_runs(
     elapsed = time.perf_counter() - start
     outcomes = []
     for i, req in enumerate(requests):
+        emit("finalize", i)
         result = _finalize(req, dirs[i], failed[i], elapsed, device, code[i])
         outcomes.append(RunOutcome(req, dirs[i], result, skipped[i], failed[i]))
         emit("finalized", outcomes[-1])
