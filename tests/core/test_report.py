@@ -150,6 +150,11 @@ def test_the_real_report_never_scrolls_sideways_on_a_phone_or_a_laptop(tmp_path)
                     scroll = page.evaluate("document.documentElement.scrollWidth")
                     if scroll > width:
                         wide.append(f"{name} at {width} px: {scroll} px wide")
+                    # code wraps where it stands: a long command line needs no scroll bar of its own either
+                    cut = page.eval_on_selector_all("pre, code", "els => els.filter(e => e.scrollWidth > "
+                                                    "e.clientWidth + 1 && e.clientWidth > 0).map(e => e.outerHTML"
+                                                    ".slice(0, 80))")
+                    wide += [f"{name} at {width} px: code scrolls sideways: {c}" for c in cut]
                 page.close()
             browser.close()
     finally:
