@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from icml24.core import testing
@@ -106,3 +110,17 @@ def test_a_seed_that_breaks_on_non_finite_numbers_is_called_diverged(error, dive
     from icml24.core.executors import looks_diverged
 
     assert looks_diverged("Traceback (most recent call last):\n  File \"x.py\", line 1\n" + error) is diverged
+
+
+@pytest.mark.ray
+def test_a_local_ray_start_prints_no_token_warning(tmp_path):
+    """Ray warns on every local start that it enabled token authentication (its default): the executor keeps the
+    authentication and drops the warning."""
+    pytest.importorskip("ray")
+    code = ("from icml24.core import testing\nfrom icml24.core.executors import execute\n"
+            "print([o.result for o in execute([1, 2], fn=testing.square, executor='ray', workers=1)])")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "'y': 4" in out.stdout and "Token authentication" not in out.stderr, out.stderr[-2000:]

@@ -19,6 +19,7 @@ queue); without ``on_note``, and on Ray, they are dropped.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -326,6 +327,7 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = workers
+            _quiet_token_notice()
         try:
             ray.init(**kwargs)
         except (ConnectionError, TimeoutError) as exc:  # `auto` with no cluster, a listener that is not Ray
@@ -361,6 +363,21 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
     finally:
         for ref in pending:
             ray.cancel(ref)
+
+
+class _NoTokenNotice(logging.Filter):
+    """Drops the warning Ray logs on every local start that it enabled token authentication, its default."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Token authentication is enabled for this Ray cluster" not in record.getMessage()
+
+
+def _quiet_token_notice() -> None:
+    """A local Ray start keeps Ray's token authentication and says nothing about it. (Setting RAY_AUTH_MODE
+    would also silence it, but only before ``import ray``: afterwards the driver and the cluster disagree.)"""
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
+        logger.addFilter(_NoTokenNotice())
 
 
 def ray_resources(unit: Any) -> dict[str, float]:
