@@ -326,8 +326,10 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
         con.print(f"run directory: {o.run_dir}")
         if publish_ok and not o.failed:
             if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
-                con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes; "
-                          "commit them and run the same command again (finished seeds are reused)[/yellow]")
+                diff = o.result.provenance.get("git_diff_sha")
+                con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes"
+                          f"{f' (diff {diff}, in provenance.json)' if diff else ''}; commit them and run the same "
+                          "command again (finished seeds are reused)[/yellow]")
                 continue
             path = publish(o.result, o.run_dir, results, o.request.paper.readme)
             con.print(f"published: {path}")

@@ -82,3 +82,55 @@ def test_git_sha_is_dirty_only_where_the_runs_code_changed(tmp_path):
     assert git_sha(tmp_path).endswith("-dirty") and git_sha(tmp_path, paths=["code.py"]) == sha
     (tmp_path / "new.py").write_text("z = 1\n")  # an uncommitted new file of the run's code
     assert git_sha(tmp_path, paths=["code.py", "new.py"]) == sha + "-dirty"
+
+
+def test_the_diff_behind_a_dirty_sha_is_hashed_beside_it(tmp_path):
+    import subprocess
+
+    from icml24.core.results import git_diff_sha, provenance
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    code = [tmp_path / "sub" / "code.py", tmp_path / "sub" / "new.py"]
+    assert git_diff_sha(tmp_path, code) is None and git_diff_sha(tmp_path) is None  # clean
+    (tmp_path / "sub" / "code.py").write_text("x = 2\n")
+    first = git_diff_sha(tmp_path, code)
+    assert first and len(first) == 12 and git_diff_sha(tmp_path / "sub", code) == first  # from any folder
+    (tmp_path / "sub" / "new.py").write_text("y = 1\n")  # a new file of the run's code counts, by content
+    second = git_diff_sha(tmp_path, code)
+    (tmp_path / "sub" / "new.py").write_text("y = 2\n")
+    assert len({first, second, git_diff_sha(tmp_path, code)}) == 3
+    (tmp_path / "sub" / "code.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "new.py").unlink()
+    assert git_diff_sha(tmp_path, code) is None
+    assert "git_diff_sha" in provenance(code_paths=code)
+
+
+@pytest.mark.parametrize("dirty", [False, True])
+def test_a_run_of_uncommitted_code_is_not_published_and_names_its_diff(tmp_path, monkeypatch, capsys, dirty):
+    from conftest import REPO
+
+    from icml24 import cli
+    from icml24.core import results as R
+
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "stages=frame_fixtures.stages")
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "fixtures"))
+    monkeypatch.setattr(R, "git_sha", lambda cwd=None, paths=None: "abc" + ("-dirty" if dirty else ""))
+    monkeypatch.setattr(R, "git_diff_sha", lambda cwd=None, paths=None: "0123456789ab" if dirty else None)
+    code = cli.run("stages", "quick", None, [], "serial", None, None, None, tmp_path / "runs", tmp_path / "results",
+                   1000, False)
+    out = " ".join(capsys.readouterr().out.split())
+    published = tmp_path / "results" / "stages" / "quick.json"
+    assert code == 0 and published.is_file() != dirty
+    if dirty:
+        assert "not published: its code has uncommitted changes (diff 0123456789ab, in provenance.json)" in out
+        (prov,) = (tmp_path / "runs").rglob("provenance.json")
+        assert R.read_json(prov)["git_diff_sha"] == "0123456789ab"
+    else:
+        assert R.read_json(published)["provenance"]["git_sha"] == "abc"

@@ -208,6 +208,36 @@ def git_sha(cwd: str | os.PathLike | None = None, paths: Sequence[str | os.PathL
         return None
 
 
+def git_diff_sha(cwd: str | os.PathLike | None = None, paths: Sequence[str | os.PathLike] | None = None) -> str | None:
+    """SHA-256 (first 12 hex digits) of the uncommitted changes that make :func:`git_sha` ``-dirty``: the diff
+    against HEAD of ``paths`` (all tracked files without them) plus, within ``paths``, the names and contents of
+    new files; None for a clean tree or outside a clone. With the sha it names the exact source of a run."""
+    import hashlib
+
+    here = Path(cwd) if cwd else Path(__file__).resolve().parent
+    scope = ["--", *map(str, paths)] if paths is not None else []
+    try:
+        diff = subprocess.run(["git", "diff", "HEAD", "--binary", *scope], cwd=here, capture_output=True,
+                              timeout=10)
+        if diff.returncode != 0:
+            return None
+        digest = hashlib.sha256(diff.stdout)
+        changed = bool(diff.stdout)
+        if paths is not None:
+            new = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "--full-name", "-z", *scope],
+                                 cwd=here, capture_output=True, timeout=10).stdout
+            top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
+                                 timeout=5).stdout.strip()
+            for name in sorted(n for n in new.decode().split("\0") if n):
+                changed = True
+                digest.update(name.encode() + b"\0")
+                path = Path(top or here) / name
+                digest.update(path.read_bytes() if path.is_file() else b"")
+        return digest.hexdigest()[:12] if changed else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def constraints_sha() -> str | None:
     """SHA-256 (first 12 hex digits) of the repository's constraints.txt, the pinned install; None outside a clone."""
     import hashlib
@@ -230,7 +260,8 @@ def cpu_model() -> str | None:
 def provenance(device: str = "cpu", wall_time: float | None = None,
                code_paths: Sequence[str | os.PathLike] | None = None, **extra: Any) -> dict[str, Any]:
     """Where and how a run was produced: versions, pinned install, git sha (dirty only where ``code_paths``,
-    the files the run's code hash covers, differ from the commit), device, CPU, host, time."""
+    the files the run's code hash covers, differ from the commit) and the hash of that difference, device,
+    CPU, host, time."""
     return {
         "constraints_sha": constraints_sha(),
         "cpu_model": cpu_model(),
@@ -241,6 +272,7 @@ def provenance(device: str = "cpu", wall_time: float | None = None,
         "cpu_count": os.cpu_count(),
         "device": device,
         "git_sha": git_sha(paths=code_paths),
+        "git_diff_sha": git_diff_sha(paths=code_paths),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_time_s": wall_time,
         **extra,
