@@ -324,7 +324,7 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
             continue
         _print_claims(con, o.request.paper.slug, o.result.claims)
         con.print(f"run directory: {o.run_dir}")
-        if publish_ok and not o.failed:
+        if publish_ok and _is_preset(o.request) and not o.failed:  # never SMOKE, --set or --seeds
             if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
                 diff = o.result.provenance.get("git_diff_sha")
                 con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes"
@@ -433,7 +433,7 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
     start = time.perf_counter()
-    outcomes = _run_requests(requests, out, results, executor, workers, address, None, seeds is None, redo_corrupt)
+    outcomes = _run_requests(requests, out, results, executor, workers, address, None, True, redo_corrupt)
     index = build_report(report_dir, results, slugs=slugs, preset=preset)
     if not only:
         update_top_readme(results, slugs)

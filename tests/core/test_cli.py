@@ -148,3 +148,12 @@ def test_show_fits_80_columns_in_a_pipe_and_lists_valid_values(slug):
     assert out.returncode == 0 and "…" not in out.stdout  # rich cuts a cell with an ellipsis
     assert max(map(len, out.stdout.splitlines())) <= 80
     assert "valid: >= 1" in out.stdout or "valid: > 0" in out.stdout
+
+
+def test_reproduce_at_smoke_publishes_nothing(tmp_path):
+    """SMOKE is the tests' size: `reproduce --preset smoke` runs and reports but, like `run`, never publishes."""
+    out = run_cli("reproduce", "--preset", "smoke", "--only", "_template", "--out", "runs", "--results", "results",
+                  "--report", "report", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "report" / "index.html").is_file() and list((tmp_path / "runs" / "_template").iterdir())
+    assert not list(tmp_path.glob("results/**/*.json")) and "published:" not in out.stdout
