@@ -134,3 +134,14 @@ def test_a_run_of_uncommitted_code_is_not_published_and_names_its_diff(tmp_path,
         assert R.read_json(prov)["git_diff_sha"] == "0123456789ab"
     else:
         assert R.read_json(published)["provenance"]["git_sha"] == "abc"
+
+
+def test_a_runs_sha_is_dirty_also_for_uncommitted_claims():
+    """The verdicts published beside the seeds come from claims.py and the claim engine: their changes count."""
+    from icml24.core.registry import code_files
+    from icml24.core.store import source_files
+
+    paper = get_paper("_template")
+    names = {p.relative_to(paper.folder.parents[1]).as_posix() for p in source_files(paper)}
+    assert {"papers/_template/claims.py", "core/claims.py", "core/power.py", "core/stats.py"} <= names
+    assert set(code_files(paper.folder)) <= set(source_files(paper)) and len(names) == len(source_files(paper))

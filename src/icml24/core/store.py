@@ -144,6 +144,16 @@ def save_figures(req: RunRequest, result: R.RunResult, folder: Path) -> list[Pat
     return paths
 
 
+def source_files(paper: Paper) -> list[Path]:
+    """The files whose uncommitted changes make a run's git sha ``-dirty`` (and keep it from being published):
+    those of the code hash, which made the seeds, and the paper's claims and the claim engine, which made the
+    verdicts stored beside them."""
+    core = Path(R.__file__).resolve().parent
+    judged = [paper.folder / "claims.py", core / "claims.py", core / "power.py", core / "stats.py"]
+    own = code_files(paper.folder)
+    return [*own, *(p for p in judged if p.is_file() and p not in own)]
+
+
 def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: float, device: str,
               code_hash: str) -> R.RunResult | None:
     seeds = [R.SeedResult.from_dict(R.read_json(seed_file(rdir, s)))
@@ -155,7 +165,7 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     result.diverged = result.find_diverged()
     result.claims = [c.to_dict() for c in req.paper.check(result, req.preset)]
     compute = sum(s.wall_time for s in seeds)
-    result.provenance = R.provenance(device=device, wall_time=compute, code_paths=code_files(req.paper.folder),
+    result.provenance = R.provenance(device=device, wall_time=compute, code_paths=source_files(req.paper),
                                      elapsed_s=elapsed, seeds=list(req.seeds), code_hash=code_hash)
     R.atomic_write_text(rdir / "metrics.jsonl", "".join(R.dumps(s.to_dict(), indent=None) for s in seeds))
     R.write_json(rdir / "claims.json", result.claims)
