@@ -157,3 +157,24 @@ def test_reproduce_at_smoke_publishes_nothing(tmp_path):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "report" / "index.html").is_file() and list((tmp_path / "runs" / "_template").iterdir())
     assert not list(tmp_path.glob("results/**/*.json")) and "published:" not in out.stdout
+
+
+def test_heldout_prints_its_verdicts_in_80_columns(tmp_path, monkeypatch, capsys):
+    from conftest import REPO
+
+    from icml24 import cli
+    from icml24.core import results as R
+
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "stages=frame_fixtures.stages")
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "fixtures"))
+    monkeypatch.setattr(R, "git_sha", lambda cwd=None, paths=None: "abc")  # publishes whatever the tree's state
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.run("stages", "quick", None, [], "serial", None, None, None, tmp_path / "runs", tmp_path / "results",
+                   1000, False) == 0
+    capsys.readouterr()
+    code = cli.heldout("quick", "serial", None, None, "stages", None, 1000, tmp_path / "held", tmp_path / "results",
+                       1000, False)
+    out = capsys.readouterr().out
+    assert code == 0 and "…" not in out and max(map(len, out.splitlines())) <= 80
+    assert "quick: published seeds vs seeds + 1000" in out and "stages C1: agree; published not checkable" in out
+    assert "0 verdict(s) differ" in out
