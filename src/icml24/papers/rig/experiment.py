@@ -85,10 +85,15 @@ def priors(config: Config, ctx: RunContext) -> Priors:
 
 
 def method_names(config: Config) -> list[str]:
-    """Metric names of the methods: nocorr, map, vi, regal<K> for each K."""
+    """Metric names of the methods: nocorr, map, vi, regal<K> for each K, regalnc<K> for the largest K."""
     out = []
     for m in config.methods:
-        out += [f"regal{k}" for k in config.regal_K] if m == "regal" else [m]
+        if m == "regal":
+            out += [f"regal{k}" for k in config.regal_K]
+        elif m == "regal_nocorr":
+            out.append(f"regalnc{max(config.regal_K)}")
+        else:
+            out.append(m)
     return out
 
 
@@ -103,7 +108,7 @@ def _estimate(config: Config, method: str, model: Model, pr: Priors, y: torch.Te
         return map_fit(model, pr.flow, y, _infer_config(config, config.map_restarts), gen)
     if method in ("vi", "nocorr"):
         return vi_fit(model, pr.flow, y, _infer_config(config, config.restarts), gen)
-    K = int(method.removeprefix("regal"))
+    K = int(method.removeprefix("regal").removeprefix("nc"))
     step = config.langevin_step_fov if model.kind == "fov" else config.langevin_step
     rc = RegalConfig(K, config.ddim_steps, config.eta, config.guidance, config.langevin_steps, step, config.clip_x0,
                      config.c_init)
@@ -144,7 +149,7 @@ def _evaluate(st: Setup, model: Model, est: Estimate, truth: _Truth) -> dict[str
 
 
 def _kind_of(corruption: str, method: str) -> str:
-    if method == "nocorr" or corruption == "clean":
+    if method == "nocorr" or method.startswith("regalnc") or corruption == "clean":
         return "none"
     return "fov" if corruption == "fov" else "grid"
 
@@ -208,6 +213,7 @@ def figures(result: RunResult) -> dict:
     names = result.metric_names()
     kinds = [k for k in CORRUPTIONS + ("clean",) if f"img_input_{k}" in result.curve_names()]
     methods = [m for m in ("nocorr", "map", "vi") + tuple(f"regal{k}" for k in range(1, 65))
+               + tuple(f"regalnc{k}" for k in range(1, 65))
                if any(f"depth_{m}_{k}" in names for k in kinds)]
     size = int(round(math.sqrt(len(result.curve(f"depth_true_{kinds[0]}")[0]))))
     cols = 2 + 2 * len(methods)
