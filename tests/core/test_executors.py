@@ -83,6 +83,13 @@ def test_ray_matches_serial_and_handles_failures(ray_session, tmp_path):
     assert all(o.error is None and o.attempts == 2 for o in flaky)
 
 
+
+@pytest.mark.ray
+def test_the_address_probe_accepts_a_real_ray_cluster(ray_session):
+    from icml24.core.checks import executor_options
+
+    executor_options("ray", None, ray_session.get_runtime_context().gcs_address)  # answers as gRPC does: no error
+
 def test_mujoco_warnings_go_to_stderr_not_to_a_log_file_in_the_current_folder(tmp_path, monkeypatch, capfd):
     mujoco = pytest.importorskip("mujoco")
     from icml24.core.executors import _mujoco_warnings_to_stderr

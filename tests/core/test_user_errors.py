@@ -225,6 +225,19 @@ def test_a_ray_address_where_an_http_server_listens_is_refused_at_once(empty_dir
     assert "not a Ray cluster" in line
 
 
+
+def test_a_ray_address_where_a_silent_listener_waits_is_refused_in_seconds(empty_dir, capsys):
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog) and never says a word
+    try:
+        start = time.perf_counter()
+        line = assert_user_error([*SMOKE, "--executor", "ray", "--address", f"127.0.0.1:{listener.getsockname()[1]}"],
+                                 empty_dir, capsys)
+    finally:
+        listener.close()
+    assert "not a Ray cluster" in line and "nothing answered" in line and time.perf_counter() - start < 8
+
 def test_cpu_with_an_index_is_the_cpu():
     from icml24.cli import _prepare
 

@@ -5,9 +5,11 @@ Each raises a one-line :class:`UserError` before anything is computed or written
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 from icml24.core.errors import UserError
@@ -54,7 +56,8 @@ def _exists(path: Path, flag: str) -> bool:
 
 
 def executor_options(executor: str, workers: int | None, address: str | None) -> None:
-    """``--workers`` is a positive count; ``--address`` belongs to Ray and must answer within 3 s."""
+    """``--workers`` is a positive count; ``--address`` belongs to Ray and must answer within 3 s as a gRPC server
+    does (Ray's GCS): a plain HTTP server or a listener that says nothing is refused before Ray is asked."""
     if workers is not None and workers < 1:
         raise UserError(f"--workers {workers}: must be at least 1")
     if workers is not None and executor == "serial" and workers != 1:
@@ -65,22 +68,46 @@ def executor_options(executor: str, workers: int | None, address: str | None) ->
         raise UserError("--address is the Ray cluster address; it needs --executor ray")
     if address == "auto":
         return
-    host, sep, port = address.rpartition(":")
+    host, sep, port = address.removeprefix("ray://").rpartition(":")  # a Ray Client address is gRPC too
     if not sep or not port.isdigit():
         raise UserError(f"--address {address!r}: use host:port (e.g. 10.0.0.5:6379) or auto")
     try:
         conn = socket.create_connection((host or "127.0.0.1", int(port)), timeout=3)
     except OSError as exc:
         raise UserError(f"--address {address}: no Ray cluster answers there ({exc.strerror or exc})") from None
-    with conn:  # Ray's GCS speaks gRPC (HTTP/2): a server that answers a plain HTTP/1 request is something else
-        try:
-            conn.sendall(b"GET / HTTP/1.0\r\n\r\n")
-            reply = conn.recv(5)
-        except OSError:
-            reply = b""
+    with conn:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return  # a TLS cluster waits for a ClientHello, not a plain HTTP/2 preface: the connection is all we check
+        reply = _first_bytes(conn, _H2_PREFACE)
     if reply.startswith(b"HTTP/"):
         raise UserError(f"--address {address}: an HTTP server answers there, not a Ray cluster (Ray's GCS port, "
                         "default 6379)")
+    if len(reply) < 4 or reply[3] != 0x04:  # gRPC's first frame is SETTINGS (type 4)
+        what = "nothing answered within 3 s" if not reply else "what answers there does not speak gRPC"
+        raise UserError(f"--address {address}: not a Ray cluster ({what}; Ray's GCS port, default 6379, "
+                        "answers at once)")
+
+
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+"""An HTTP/2 client preface and an empty SETTINGS frame: Ray's GCS (a gRPC server) answers with a SETTINGS
+frame, an HTTP/1 server with an ``HTTP/1.x 400`` line, a listener that is neither with nothing."""
+
+
+def _first_bytes(conn: socket.socket, payload: bytes, n: int = 9, timeout: float = 3.0) -> bytes:
+    """Up to ``n`` bytes that ``conn`` answers to ``payload`` within ``timeout`` seconds (b"" if none)."""
+    reply = b""
+    deadline = time.monotonic() + timeout
+    try:
+        conn.sendall(payload)
+        while len(reply) < n and (left := deadline - time.monotonic()) > 0:
+            conn.settimeout(left)
+            chunk = conn.recv(n - len(reply))
+            if not chunk:
+                break
+            reply += chunk
+    except OSError:  # a time-out or a reset: what came so far
+        pass
+    return reply
 
 
 def seed_values(seeds: tuple[int, ...]) -> tuple[int, ...]:

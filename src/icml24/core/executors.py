@@ -330,8 +330,11 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
             _quiet_token_notice()
         try:
             ray.init(**kwargs)
-        except (ConnectionError, TimeoutError) as exc:  # `auto` with no cluster, a listener that is not Ray
-            raise UserError(f"--address {address}: no Ray cluster to connect to ({error_line(str(exc))})") from None
+        except Exception as exc:  # noqa: BLE001 - `auto` with no cluster, a listener that is not Ray, a start that fails
+            why = error_line(f"{type(exc).__name__}: {exc}")
+            if address:
+                raise UserError(f"--address {address}: no Ray cluster to connect to ({why})") from None
+            raise UserError(f"--executor ray: a local Ray could not start ({why})") from None
     units = list(units)
     have = ray.cluster_resources()
     for unit in units:  # a unit that asks for more than the whole cluster has would wait forever
