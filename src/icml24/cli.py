@@ -32,11 +32,12 @@ def list_cmd(results: Path) -> int:
     """All papers: slug, title, number of claims and last QUICK verdicts."""
     from rich.table import Table
 
+    from icml24.core.checks import readable
     from icml24.core.publish import verdict_summary
     from icml24.core.registry import get_paper, list_papers
 
     slugs = list_papers()  # a bad ICML24_EXTRA_PAPERS entry is refused before anything is printed
-    if not results.is_dir():
+    if not (readable(results, "--results") and results.is_dir()):
         print(f"note: no {results}/ folder here, so no paper shows verdicts: run icml24 from the checkout's root "
               "or pass --results PATH", file=sys.stderr)
     table = Table("#", "slug", "title", "last quick verdicts")
@@ -112,8 +113,9 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
     import dataclasses
 
     from icml24.core import checks
-    from icml24.core.config import apply_overrides, check_knobs, check_paths, parse_seeds
+    from icml24.core.config import apply_overrides, check_knobs, check_paths, knob_of_path, parse_seeds
     from icml24.core.context import check_device
+    from icml24.core.errors import from_os_error
     from icml24.core.registry import get_paper
     from icml24.core.store import RunRequest
 
@@ -137,7 +139,10 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
         check_device(config.device)
     validate = getattr(paper.configs, "validate", None)  # optional contract hook: raises UserError
     if validate is not None:
-        validate(config)
+        try:
+            validate(config)
+        except OSError as exc:  # a data file it reads that cannot be (a folder without permission, a missing file)
+            raise from_os_error(exc, knob_of_path(dataclasses.asdict(config), exc)) from None
     if seeds is not None and not seeds.strip():
         raise UserError("--seeds is empty; give e.g. 0-4 or 0,3,7, or leave it out for the preset's seeds")
     seed_list = checks.seed_values(parse_seeds(seeds) if seeds is not None else paper.default_seeds(preset))
@@ -376,6 +381,7 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
     whose run could not have seen the paper's effect, does not). ``--republish`` writes the re-checked
     claims back into every published preset of the paper (the per-seed numbers are untouched) and, for
     quick, its README block."""
+    from icml24.core.checks import readable, show
     from icml24.core.publish import update_readme
     from icml24.core.registry import PRESETS, get_paper
     from icml24.core.results import read_json, write_json
@@ -385,9 +391,12 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
     if republish and from_ is not None:
         raise UserError("--republish rewrites results/<slug>/<preset>.json; it takes no --from")
     source = from_ if from_ is not None else results / slug / "quick.json"
-    if from_ is None and not source.is_file():
-        where = "" if results.is_dir() else (f" (no {results}/ folder here: run icml24 from the checkout's root "
-                                             "or pass --results PATH)")
+    if from_ is not None and not readable(from_, "--from"):
+        raise UserError(f"--from {show(from_)}: cannot read run results: no such run folder or result file")
+    if from_ is None and not (readable(source, "--results") and source.is_file()):
+        here = readable(results, "--results") and results.is_dir()
+        where = "" if here else (f" (no {results}/ folder here: run icml24 from the checkout's root "
+                                 "or pass --results PATH)")
         raise UserError(f"no published results at {source}{where}; run `icml24 run {slug}` first or pass --from")
     result = load_run(source)
     if result.slug != slug:
@@ -469,7 +478,7 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
     requests = []
     for slug in slugs:
         published = results / slug / f"{preset}.json"
-        if not published.is_file():
+        if not (checks.readable(published, "--results") and published.is_file()):
             raise UserError(f"no published results at {published} to compare with")
         req = _prepare(slug, preset, None, [], None)
         req.seeds = checks.seed_values(tuple(s + offset for s in req.seeds))
@@ -511,7 +520,9 @@ def report(out: Path, results: Path, preset: str) -> int:
 
     if preset not in PRESETS:
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
-    if not results.is_dir():
+    from icml24.core.checks import readable
+
+    if not (readable(results, "--results") and results.is_dir()):
         raise UserError(f"--results {results}: " + ("not a folder" if results.exists() else
                         "no such folder (run icml24 from the checkout's root or pass --results PATH)"))
     from icml24.core.checks import writable_dir
@@ -627,6 +638,11 @@ def main(argv: Optional[list[str]] = None) -> None:
             parser.print_help()
             sys.exit(0)
         code = COMMANDS[command](**args)
+    except PermissionError as exc:  # a file or folder below the checks' reach that this user may not read or write
+        from icml24.core.errors import from_os_error
+
+        print(f"error: {from_os_error(exc)}", file=sys.stderr)
+        sys.exit(2)
     except UserError as exc:
         message = str(exc).strip() or type(exc).__name__
         print("error: " + message.replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)  # one line

@@ -190,6 +190,34 @@ def test_a_folder_that_cannot_be_searched_is_one_line(empty_dir, capsys, monkeyp
     assert "Permission denied" in assert_user_error([*SMOKE, "--out", "locked/runs"], empty_dir, capsys)
     assert "cannot be read" in assert_user_error(["run", "brf", "--preset", "smoke", "--set", "ecg_path=locked/x"],
                                                  empty_dir, capsys)
+    # inputs named by --results and --from, in every command that reads them
+    for argv in (["list"], ["report", "--out", "site"], ["check", "_template"], ["heldout", "--only", "_template"]):
+        assert "Permission denied" in assert_user_error([*argv, "--results", "locked/results"], empty_dir, capsys)
+    assert "--from locked/run" in assert_user_error(["check", "_template", "--from", "locked/run"], empty_dir, capsys)
+    # a config's own path check (pcdeq's __post_init__ asks Path.is_dir) names the knob
+    line = assert_user_error(["run", "pcdeq", "--preset", "smoke", "--set", "data=idx", "--set",
+                              "data_dir=locked/mnist"], empty_dir, capsys)
+    assert line == "error: data_dir: locked/mnist: Permission denied"
+
+
+def test_a_paper_validate_that_cannot_read_a_data_file_is_one_line(empty_dir, capsys, monkeypatch):
+    from icml24.core.registry import get_paper
+
+    def validate(config):  # what ci_gcl's validate meets reading tu_path's files below a locked folder
+        raise PermissionError(13, "Permission denied", "locked/MUTAG_A.txt")
+
+    monkeypatch.setattr(get_paper("_template").configs, "validate", validate)
+    assert assert_user_error(SMOKE, empty_dir, capsys) == "error: locked/MUTAG_A.txt: Permission denied"
+
+
+def test_a_permission_error_past_the_checks_is_one_line(empty_dir, capsys, monkeypatch):
+    from icml24 import cli
+
+    def list_cmd(results):  # a file below the checks' reach that this user may not read
+        raise PermissionError(13, "Permission denied", "results/a\nb/quick.json")
+
+    monkeypatch.setitem(cli.COMMANDS, "list", list_cmd)
+    assert assert_user_error(["list"], empty_dir, capsys) == "error: 'results/a\\nb/quick.json': Permission denied"
 
 
 def test_a_report_whose_folder_holds_a_file_where_a_folder_goes_writes_nothing(empty_dir, capsys):

@@ -28,18 +28,35 @@ def writable_dir(path: Path, flag: str) -> Path:
     """
     path = Path(path)
     if _exists(path, flag) and not path.is_dir():
-        raise UserError(f"{flag} {path} is a file, not a folder")
+        raise UserError(f"{flag} {show(path)} is a file, not a folder")
     ancestor = path
     while not _exists(ancestor, flag):
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise UserError(f"{flag} {path}: {ancestor} is a file, not a folder")
+        raise UserError(f"{flag} {show(path)}: {show(ancestor)} is a file, not a folder")
     try:
         probe = tempfile.mkdtemp(prefix=".icml24-probe-", dir=ancestor)
     except OSError as exc:
-        raise UserError(f"{flag} {path}: cannot write in {ancestor} ({exc.strerror or exc})") from None
+        raise UserError(f"{flag} {show(path)}: cannot write in {show(ancestor)} ({exc.strerror or exc})") from None
     shutil.rmtree(probe, ignore_errors=True)
     return path
+
+
+def readable(path: Path, flag: str) -> bool:
+    """Whether ``path`` (an input the user named: ``--results``, ``--from``) exists; one that exists but cannot
+    be read, or lies below a folder that cannot be searched, is a :class:`UserError` naming ``flag``."""
+    path = Path(path)
+    if not _exists(path, flag):
+        return False
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+        raise UserError(f"{flag} {show(path)}: cannot be read (permission denied)")
+    return True
+
+
+def show(path: Path | str) -> str:
+    """A path as one line: with a control character (a newline in a name) it is shown escaped, as repr does."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
 
 
 def _exists(path: Path, flag: str) -> bool:
@@ -49,9 +66,9 @@ def _exists(path: Path, flag: str) -> bool:
     except FileNotFoundError:
         return False
     except NotADirectoryError:
-        raise UserError(f"{flag} {path}: a file stands where a folder of the path should be") from None
+        raise UserError(f"{flag} {show(path)}: a file stands where a folder of the path should be") from None
     except OSError as exc:
-        raise UserError(f"{flag} {path}: cannot be reached ({exc.strerror or exc})") from None
+        raise UserError(f"{flag} {show(path)}: cannot be reached ({exc.strerror or exc})") from None
     return True
 
 

@@ -24,7 +24,7 @@ import stat
 import typing
 from typing import Any, Literal, get_args, get_origin
 
-from icml24.core.errors import UserError
+from icml24.core.errors import UserError, from_os_error
 
 DOC = "doc"
 PATH = "path"  # metadata key of data-path knobs: "file", "dir" or "any"
@@ -269,7 +269,16 @@ def apply_overrides(config: Any, assignments: typing.Iterable[str]) -> Any:
             changes[key] = parse_value(raw.strip(), hints[key])
         except ValueError as exc:
             raise UserError(f"bad value for {key}: {exc}") from None
-    return dataclasses.replace(config, **changes)
+    try:
+        return dataclasses.replace(config, **changes)
+    except OSError as exc:  # a config's own checks that look at a path (a folder without permission)
+        raise from_os_error(exc, knob_of_path({**dataclasses.asdict(config), **changes}, exc)) from None
+
+
+def knob_of_path(values: dict[str, Any], exc: OSError) -> str:
+    """The knob whose value the path of ``exc`` is or lies under ('' if none)."""
+    name = str(exc.filename or "")
+    return next((k for k, v in values.items() if isinstance(v, str) and v and name.startswith(v)), "")
 
 
 def parse_value(raw: str, tp: Any) -> Any:
