@@ -246,9 +246,10 @@ class _Progress:
             if out.error:
                 from icml24.core.executors import error_line, looks_diverged
 
-                tries = "1 attempt" if out.attempts == 1 else f"{out.attempts} attempts"
+                tries = ("1 attempt (not retried: it fails the same way every time)" if out.attempts == 1
+                         else f"{out.attempts} attempts")
                 what = "diverged (its numbers became NaN or infinite)" if looks_diverged(out.error) else "failed"
-                self.line(f"[{done}/{total}] {out.unit.slug} seed {out.unit.seed} {what} after {tries}: "
+                self.line(f"[{done}/{total}] {out.unit.slug} [{out.unit.preset}] seed {out.unit.seed} {what} after {tries}: "
                           f"{error_line(out.error)}", style="red")
             else:
                 secs = out.result.get("wall_time", 0.0)
@@ -385,7 +386,7 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
     from icml24.core.publish import update_readme
     from icml24.core.registry import PRESETS, get_paper
     from icml24.core.results import read_json, write_json
-    from icml24.core.store import load_run
+    from icml24.core.store import judge, load_run
 
     paper = get_paper(slug)
     if republish and from_ is not None:
@@ -409,7 +410,7 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
                 read_json(part)
             except (OSError, ValueError) as exc:
                 raise UserError(f"corrupt run file {part} ({type(exc).__name__}); rerun the run to mend it") from None
-    claims = [c.to_dict() for c in paper.check(result, result.preset)]
+    claims = [c.to_dict() for c in judge(paper, result, result.preset)]
     _print_claims(_console(), slug, claims)
     if republish:
         for preset in PRESETS:
@@ -417,7 +418,7 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
             if not path.is_file():
                 continue
             summary = read_json(path)
-            summary["claims"] = [c.to_dict() for c in paper.check(load_run(path), preset)]
+            summary["claims"] = [c.to_dict() for c in judge(paper, load_run(path), preset)]
             write_json(path, summary)
             if preset == "quick" and paper.readme.is_file():
                 update_readme(paper.readme, summary)

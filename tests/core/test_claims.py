@@ -82,6 +82,13 @@ def test_nan_never_passes(kind):
     assert res.verdict is Verdict.NOT_CHECKABLE and res.detail.startswith("seed 1 diverged: a is NaN")
 
 
+@pytest.mark.parametrize("bad", [math.inf, -math.inf])
+def test_infinity_never_passes(bad):
+    r = run_of([{"a": 1.0, "b": 0.0}, {"a": bad, "b": 0.0}, {"a": 1.0, "b": 0.0}])
+    res = evaluate(claim("constraint", band=Band(-10, 10)), r, "quick")
+    assert res.verdict is Verdict.NOT_CHECKABLE and res.detail.startswith(f"seed 1 diverged: a is {bad}")
+
+
 def test_nan_in_curve_never_passes():
     r = power_law_run(-0.5)
     r.seeds[2].curves["err"][1] = math.nan

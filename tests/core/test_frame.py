@@ -214,10 +214,43 @@ def test_a_deterministic_fault_is_tried_once_and_its_type_and_message_are_printe
                   "--results", str(tmp_path / "results"), env=_env(tmp_path / "log"))
     assert out.returncode == 1, out.stderr
     text = out.stdout + out.stderr
-    assert "diverged (its numbers became NaN or infinite) after 1 attempt: OverflowError: fixture: overflow" in \
-        " ".join(text.split())  # an overflow is a numerical breakdown: called diverged, tried once
+    assert ("diverged (its numbers became NaN or infinite) after 1 attempt (not retried: it fails the same way every "
+            "time): OverflowError: fixture: overflow") in " ".join(text.split())  # a numerical breakdown, tried once
     (saved,) = (tmp_path / "runs").rglob("errors/seed-0.txt")
     assert "Traceback" in saved.read_text() and "OverflowError: fixture: overflow" in saved.read_text()
+
+
+def test_a_shape_error_is_tried_once(fixture_papers):
+    from icml24.core.config import apply_overrides
+    from icml24.core.executors import execute
+
+    paper = get_paper("stages")
+    req = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=shape"]), (0,))
+    (out,) = execute(req.units([0]))  # a RuntimeError about shapes fails the same way every time
+    assert out.attempts == 1 and "shapes cannot be multiplied" in out.error
+    worker = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=worker"]), (0,))
+    assert [o.attempts for o in execute(worker.units([0]))] == [2]  # any other RuntimeError: retried once
+
+
+def test_a_seed_that_raises_a_numerical_breakdown_is_diverged_and_the_claims_not_checkable(tmp_path, fixture_papers):
+    import json
+
+    from icml24.core.config import apply_overrides
+
+    paper = get_paper("stages")
+    req = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=singular_odd"]), (0, 1, 2))
+    (out,) = execute_runs([req], root=tmp_path / "runs")
+    assert out.result is not None and list(out.failed) == [1]
+    assert out.result.diverged == {"1": ["raised numpy.linalg.LinAlgError: Singular matrix"]}
+    saved = json.loads((out.run_dir / "result.json").read_text())
+    assert saved["diverged"] == out.result.diverged and [s["seed"] for s in saved["seeds"]] == [0, 2]
+    (c1,) = saved["claims"]  # measured on seeds 0 and 2 it would pass: without seed 1 it is not the run's claim
+    assert c1["verdict"] == "not checkable" and c1["detail"].startswith("seed 1 diverged (raised numpy.linalg.LinAlgError")
+    # every seed diverged: result.json is still written, every claim not checkable
+    (out,) = execute_runs([RunRequest(paper, "smoke", req.config, (1,))], root=tmp_path / "runs2")
+    assert out.result is not None and (out.run_dir / "result.json").is_file()
+    assert [c["verdict"] for c in out.result.claims] == ["not checkable"]
+    assert not (out.run_dir / "errors" / "figures.txt").exists()
 
 
 def test_figures_that_cannot_be_drawn_leave_the_result_and_a_traceback(tmp_path, fixture_papers):

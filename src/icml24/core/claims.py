@@ -411,9 +411,11 @@ def evaluate(claim: Claim, result: "RunResult", preset: str) -> ClaimResult:
     for s in result.seeds:
         for name in claim.needs:
             vals = s.curves[name] if claim.reads_curves else [s.metrics[name]]
-            if any(_nan(v) for v in vals):
+            bad = [v for v in vals if _nan(v) or (isinstance(v, float) and math.isinf(v))]
+            if bad:
                 return out(Verdict.NOT_CHECKABLE, n=len(result.seeds),
-                           detail=f"seed {s.seed} diverged: {name} is NaN (see the run's 'diverged')")
+                           detail=f"seed {s.seed} diverged: {name} is {'NaN' if _nan(bad[0]) else bad[0]} "
+                                  "(see the run's 'diverged')")
 
     if claim.kind == "slope":
         assert claim.against is not None  # guaranteed by Claim.__post_init__

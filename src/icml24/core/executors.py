@@ -52,8 +52,14 @@ DETERMINISTIC_FAULTS: tuple[type[BaseException], ...] = (ArithmeticError, ValueE
                                                          AssertionError, MemoryError, RecursionError,
                                                          NotImplementedError)
 """Exceptions the same seed raises again on every attempt (an overflow, a singular matrix, a shape): reported
-at once, not retried; the other seeds carry on. Anything else (a ``RuntimeError`` of a dying worker, an OS
-fault) is retried."""
+at once, not retried; the other seeds carry on. So is a ``RuntimeError`` whose message is about shapes or a
+CPU allocation (torch's "mat1 and mat2 shapes cannot be multiplied", "size mismatch", "can't allocate
+memory": :data:`DETERMINISTIC_RUNTIME`). Anything else (a ``RuntimeError`` of a dying worker, an OS fault) is
+retried."""
+DETERMINISTIC_RUNTIME = re.compile(r"shapes? |size mismatch|must match the size|dimension|can't allocate memory|"
+                                   r"not enough memory", re.IGNORECASE)
+"""A ``RuntimeError`` message that says the same call will fail the same way (torch's shape and CPU allocation
+errors)."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +226,8 @@ def _call(fn: Callable[[Any], Any], unit: Any) -> _Attempt:
         return _Attempt(None, traceback.format_exc(), line.strip().splitlines()[0] if line.strip() else line)
     except DETERMINISTIC_FAULTS:
         return _Attempt(None, traceback.format_exc(), deterministic=True)
+    except RuntimeError as exc:
+        return _Attempt(None, traceback.format_exc(), deterministic=bool(DETERMINISTIC_RUNTIME.search(str(exc))))
     except Exception:
         return _Attempt(None, traceback.format_exc())
 

@@ -24,7 +24,9 @@ what the call wrote is removed and the fault is raised as one :class:`UserError`
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import math
 import shutil
 import time
 import traceback
@@ -35,7 +37,7 @@ from typing import Any, Callable, Iterable
 from icml24.core import results as R
 from icml24.core.config import config_hash, to_dict
 from icml24.core.errors import UserError
-from icml24.core.executors import Unit, execute
+from icml24.core.executors import Unit, error_line, execute, looks_diverged
 from icml24.core.registry import Paper, code_files
 
 
@@ -158,12 +160,13 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
               code_hash: str) -> R.RunResult | None:
     seeds = [R.SeedResult.from_dict(R.read_json(seed_file(rdir, s)))
              for s in req.seeds if seed_file(rdir, s).exists()]
-    if not seeds:
+    raised = {str(k): [f"raised {error_line(e)}"] for k, e in failed.items() if looks_diverged(e)}
+    if not seeds and not raised:
         return None
     result = R.RunResult(req.paper.slug, req.preset, to_dict(req.config), req.hash, seeds,
                          failed={str(k): v for k, v in failed.items()})
-    result.diverged = result.find_diverged()
-    result.claims = [c.to_dict() for c in req.paper.check(result, req.preset)]
+    result.diverged = {**result.find_diverged(), **raised}
+    result.claims = [c.to_dict() for c in judge(req.paper, result, req.preset)]
     compute = sum(s.wall_time for s in seeds)
     result.provenance = R.provenance(device=device, wall_time=compute, code_paths=source_files(req.paper),
                                      elapsed_s=elapsed, seeds=list(req.seeds), code_hash=code_hash)
@@ -171,13 +174,35 @@ def _finalize(req: RunRequest, rdir: Path, failed: dict[int, str], elapsed: floa
     R.write_json(rdir / "claims.json", result.claims)
     R.write_json(rdir / "provenance.json", result.provenance)
     try:
-        save_figures(req, result, rdir / "figures")
+        if seeds:  # every seed diverged by raising: nothing to draw
+            save_figures(req, result, rdir / "figures")
     except Exception:  # a figure of diverged numbers must not cost the run its result (the claims say why)
         R.atomic_write_text(figure_error_file(rdir), traceback.format_exc())
     else:
         figure_error_file(rdir).unlink(missing_ok=True)
     R.write_json(rdir / "result.json", result.to_dict())
     return result
+
+
+def judge(paper: Paper, result: R.RunResult, preset: str) -> list:
+    """The paper's claims on ``result`` at ``preset``; when a seed diverged by raising (a solver's LinAlgError, a
+    NaN check, an overflow: listed in ``result.diverged`` without a seed result), every claim is not checkable,
+    naming it: the other seeds alone are not the run the claim is about."""
+    from icml24.core.claims import ClaimResult, Verdict
+
+    have = {str(s.seed) for s in result.seeds}
+    raised = {k: v for k, v in result.diverged.items() if k not in have}
+    if not raised:
+        return paper.check(result, preset)
+    first, why = next(iter(sorted(raised.items(), key=lambda kv: int(kv[0]))))
+    detail = f"seed {first} diverged ({why[0]})" + (f" and {len(raised) - 1} more" if len(raised) > 1 else "")
+    if result.seeds:
+        return [dataclasses.replace(c, verdict=Verdict.NOT_CHECKABLE, detail=detail, power=math.nan)
+                for c in paper.check(result, preset)]
+    nan = math.nan
+    return [ClaimResult(c.id, c.kind, preset, Verdict.NOT_CHECKABLE, nan, nan, nan, 0,
+                        c.bands[preset].describe() if preset in c.bands else "not checkable", detail, c.statement,
+                        c.where, c.paper_value) for c in paper.claims]
 
 
 def _load(path: Path, redo_corrupt: bool) -> Any:
