@@ -357,24 +357,31 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
     publish_ok = _is_preset(req)
     _check_run_options(executor, workers, address, max_units, [req],
                        {"--out": out, **({"--results": results} if publish_ok else {})})
-    if preset == "full" and getattr(req.config, "device", "cpu") == "cpu":
-        _warn_full_on_cpu(req, results)
+    _warn_full_on_cpu([req], results)
     outcomes = _run_requests([req], out, results, executor, workers, address, device, publish_ok, redo_corrupt)
     return 1 if outcomes[0].failed else 0
 
 
-def _warn_full_on_cpu(req, results: Path) -> None:
-    """FULL is the paper's scale: say so before it starts on a CPU, with what a QUICK seed took here."""
+def _warn_full_on_cpu(requests, results: Path) -> None:
+    """FULL is the paper's scale: say so before it starts on a CPU (run, reproduce, heldout), with the seed count
+    and what a QUICK seed took where it was published. A warning only: FULL on a CPU is allowed."""
     from icml24.core.results import read_json
 
-    quick = results / req.paper.slug / "quick.json"
-    per_seed = ""
-    if quick.is_file():
-        prov = read_json(quick).get("provenance", {})
-        n = len(prov.get("seeds", ())) or 1
-        per_seed = f" (a QUICK seed took {prov.get('wall_time', 0.0) / n:.0f} s where it was published)"
-    print(f"{req.paper.slug} [full]: the paper's scale on the CPU; this can take hours{per_seed}. Finished seeds "
-          "are kept: Ctrl-C stops, the same command resumes.", file=sys.stderr, flush=True)
+    for req in requests:
+        if req.preset != "full" or getattr(req.config, "device", "cpu") != "cpu":
+            continue
+        quick = results / req.paper.slug / "quick.json"
+        per_seed = ""
+        try:
+            prov = read_json(quick).get("provenance", {}) if quick.is_file() else {}
+        except (OSError, ValueError):  # an unreadable summary costs only the estimate
+            prov = {}
+        if prov.get("wall_time"):
+            n = len(prov.get("seeds", ())) or 1
+            per_seed = f"; a QUICK seed took {prov['wall_time'] / n:.0f} s where it was published, a FULL one is larger"
+        print(f"{req.paper.slug} [full]: the paper's scale on the CPU, {len(req.seeds)} seeds; this can take hours"
+              f"{per_seed}. Finished seeds are kept: Ctrl-C stops, the same command resumes.", file=sys.stderr,
+              flush=True)
 
 
 def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> int:
@@ -442,6 +449,7 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     requests = [_prepare(s, preset, seeds, [], None) for s in slugs]
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
+    _warn_full_on_cpu(requests, results)
     start = time.perf_counter()
     outcomes = _run_requests(requests, out, results, executor, workers, address, None, True, redo_corrupt)
     index = build_report(report_dir, results, slugs=slugs, preset=preset)
@@ -485,6 +493,7 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
         req.seeds = checks.seed_values(tuple(s + offset for s in req.seeds))
         requests.append((req, read_json(published)))
     _check_run_options(executor, workers, address, max_units, [r for r, _ in requests], {"--out": out})
+    _warn_full_on_cpu([r for r, _ in requests], results)
     outcomes = _run_requests([r for r, _ in requests], out, results, executor, workers, address, None, False,
                              redo_corrupt)
     rows = []

@@ -236,6 +236,9 @@ def test_check_from_a_run_with_a_truncated_seed_file_is_refused(empty_dir, capsy
     (rdir / "seeds" / "seed-1.json").unlink()
     (rdir / "config.json").write_text("{")
     assert "config.json" in assert_user_error(["check", "_template", "--from", str(rdir)], empty_dir, capsys)
+    result = json.loads((rdir / "result.json").read_text())
+    (empty_dir / "other.json").write_text(json.dumps({**result, "preset": "huge"}))
+    assert "names preset 'huge'" in assert_user_error(["check", "_template", "--from", "other.json"], empty_dir, capsys)
 
 
 def test_a_ray_address_where_an_http_server_listens_is_refused_at_once(empty_dir, capsys):
@@ -309,3 +312,23 @@ def test_every_knob_of_every_paper_refuses_its_mistakes(empty_dir, capsys):
     assert len(cases) >= 150  # the sweep is wide: every paper, every knob
     for slug, assignment in cases:
         assert_user_error(["run", slug, "--preset", "smoke", "--set", assignment], empty_dir, capsys)
+
+
+@pytest.mark.parametrize("argv", [["run", "_template"], ["reproduce", "--only", "_template", "--report", "site"]])
+def test_full_on_a_cpu_says_it_can_take_hours_before_it_starts(argv, empty_dir, capsys, monkeypatch):
+    from icml24 import cli
+    from icml24.core.errors import UserError
+
+    quick = empty_dir / "results" / "_template" / "quick.json"
+    quick.parent.mkdir(parents=True)
+    quick.write_text(json.dumps({"provenance": {"wall_time": 12.0, "seeds": [0, 1, 2]}}))
+
+    def stop(*args, **kwargs):  # the warning comes before any seed starts
+        raise UserError("stopped before the run")
+
+    monkeypatch.setattr(cli, "_run_requests", stop)
+    with pytest.raises(SystemExit):
+        main([*argv, "--preset", "full", "--out", "runs", "--results", "results"])
+    err = capsys.readouterr().err
+    assert "_template [full]: the paper's scale on the CPU" in err and "can take hours" in err
+    assert "a QUICK seed took 4 s where it was published" in err and err.rstrip().endswith("stopped before the run")
