@@ -37,7 +37,9 @@ def list_cmd(results: Path) -> int:
     from icml24.core.registry import get_paper, list_papers
 
     slugs = list_papers()  # a bad ICML24_EXTRA_PAPERS entry is refused before anything is printed
-    if not (readable(results, "--results") and results.is_dir()):
+    if readable(results, "--results") and not results.is_dir():
+        raise UserError(f"--results {results} is a file, not a folder")
+    if not results.is_dir():
         print(f"note: no {results}/ folder here, so no paper shows verdicts: run icml24 from the checkout's root "
               "or pass --results PATH", file=sys.stderr)
     table = Table("#", "slug", "title", "last quick verdicts")

@@ -27,6 +27,7 @@ CASES = {
     "run into a file": [*SMOKE, "--out", "afile"],
     "results is a file": ["run", "_template", "--preset", "quick", "--results", "afile"],
     "reproduce report is a file": ["reproduce", "--only", "_template", "--preset", "smoke", "--report", "afile"],
+    "list results is a file": ["list", "--results", "afile"],
     "check from a missing dir": ["check", "_template", "--from", "nowhere"],
     "check from a non-json file": ["check", "_template", "--from", "afile"],
     # executors
