@@ -119,6 +119,25 @@ def test_a_seed_that_breaks_on_non_finite_numbers_is_called_diverged(error, dive
     assert looks_diverged("Traceback (most recent call last):\n  File \"x.py\", line 1\n" + error) is diverged
 
 
+
+@pytest.mark.ray
+def test_a_seed_asking_more_cpus_than_the_cluster_has_is_refused_and_a_local_ray_fits_it(tmp_path):
+    """Ray would wait forever for a unit that asks more CPUs than the cluster has: refused at once on a cluster; a
+    local Ray is started large enough for `workers` such units."""
+    pytest.importorskip("ray")
+    code = ("import ray\nfrom icml24.core import testing\nfrom icml24.core.errors import UserError\n"
+            "from icml24.core.executors import Unit, execute\n"
+            "units = [Unit('s', 'm', 'smoke', (), 'h', k, num_cpus=3) for k in range(2)]\n"
+            "print([o.result['CPU'] for o in execute(units, fn=testing.assigned_resources, executor='ray', workers=1)])\n"
+            "print(ray.cluster_resources()['CPU'])\n"
+            "big = [Unit('s', 'm', 'smoke', (), 'h', 0, num_cpus=4)]\n"
+            "try:\n    list(execute(big, fn=testing.assigned_resources, executor='ray'))\n"
+            "except UserError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[3.0, 3.0]", "3.0", "s: a seed asks for 4 CPU but the Ray cluster has 3; lower "
+                                       "threads or grow the cluster"]
+
 @pytest.mark.ray
 def test_a_local_ray_start_prints_no_token_warning(tmp_path):
     """Ray warns on every local start that it enabled token authentication (its default): the executor keeps the

@@ -20,6 +20,7 @@ queue); without ``on_note``, and on Ray, they are dropped.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import threading
@@ -329,12 +330,14 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
         import ray
     except ImportError:
         raise UserError("executor 'ray' needs the ray extra: pip install 'icml24[ray]'") from None
+    units = list(units)
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address:
             kwargs["address"] = address
-        else:
-            kwargs["num_cpus"] = workers
+        else:  # a local Ray runs `workers` units at once, each with the CPUs it asks for (its config's threads)
+            need = max(max(float(ray_resources(u)["num_cpus"]) for u in units), 1.0)
+            kwargs["num_cpus"] = math.ceil(workers * need)
             _quiet_token_notice()
         try:
             ray.init(**kwargs)
@@ -343,7 +346,6 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
             if address:
                 raise UserError(f"--address {address}: no Ray cluster to connect to ({why})") from None
             raise UserError(f"--executor ray: a local Ray could not start ({why})") from None
-    units = list(units)
     have = ray.cluster_resources()
     for unit in units:  # a unit that asks for more than the whole cluster has would wait forever
         for name, need in ray_resources(unit).items():
