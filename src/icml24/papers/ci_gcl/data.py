@@ -31,8 +31,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "read_tu", "TURaw", "tu_dataset",
-           "mutag_dataset", "ELEMENTS", "edge_noise"]
+__all__ = ["Graphs", "sbm_dataset", "solubility_dataset", "tu_files", "read_tu", "TURaw", "tu_pyg", "tu_dataset",
+           "sparse_edges", "to_pyg", "from_pyg",
+           "mutag_dataset", "ELEMENTS", "edge_noise", "scale_features", "featureless"]
 
 ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "P", "I")
 
@@ -178,32 +179,77 @@ def read_tu(folder: str, name: str) -> TURaw:
     return TURaw(edges, graph_of, labels, nl)
 
 
+def tu_pyg(folder: str, name: str) -> list:
+    """A TU-format data set as a list of ``torch_geometric.data.Data``, read by PyG's own TU reader
+    (``torch_geometric.io.read_tu_data``: one-hot node labels as ``x``, edge labels as ``edge_attr``,
+    labels renumbered 0..classes-1) after :func:`read_tu` has checked the files (a malformed file is one
+    line naming it, not a traceback from inside PyG)."""
+    from torch_geometric.data import Data
+    from torch_geometric.data.separate import separate
+    from torch_geometric.io import read_tu_data
+
+    read_tu(folder, name)
+    whole, slices, _ = read_tu_data(folder, name)
+    return [separate(Data, whole, g, slices, decrement=False) for g in range(len(slices["y"]) - 1)]
+
+
+def sparse_edges(W: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The nonzero entries of padded adjacencies ``W`` (G, n, n) as PyG's ``edge_index`` (2, E), over the
+    real nodes numbered graph after graph, and ``edge_weight`` (E,) (differentiable in ``W``). Real nodes
+    come first in every graph (as in every :class:`Graphs`)."""
+    g, i, j = torch.nonzero(W.detach(), as_tuple=True)
+    counts = mask.sum(1)
+    start = torch.cumsum(counts, 0) - counts
+    return torch.stack([start[g] + i, start[g] + j]), W[g, i, j]
+
+
+def to_pyg(graphs: Graphs, W: torch.Tensor | None = None):
+    """The graphs as one ``torch_geometric.data.Batch``: ``x`` (real nodes), ``edge_index`` (both
+    directions), ``edge_weight`` (the entries of ``W``, default the 0/1 adjacency), ``y`` and the planted
+    ``community`` per node (-1: none)."""
+    from torch_geometric.data import Batch, Data
+
+    W = graphs.A if W is None else W
+    out = []
+    for g in range(W.shape[0]):
+        m = graphs.mask[g]
+        w = W[g][m][:, m]
+        i, j = torch.nonzero(w.detach(), as_tuple=True)
+        out.append(Data(x=graphs.X[g][m], edge_index=torch.stack([i, j]), edge_weight=w[i, j],
+                        y=torch.tensor([int(graphs.y[g])]), community=graphs.community[g][m]))
+    return Batch.from_data_list(out)
+
+
+def from_pyg(graphs) -> Graphs:
+    """Dense padded :class:`Graphs` from a ``torch_geometric.data.Batch`` or a list of ``Data`` (``x``:
+    features, a constant 1 when absent; ``edge_weight`` if present, else 1 per listed edge, symmetrised by
+    the maximum; ``y``; ``community`` if present, else -1)."""
+    from torch_geometric.data import Batch
+    from torch_geometric.utils import to_dense_adj, to_dense_batch
+
+    batch = graphs if isinstance(graphs, Batch) else Batch.from_data_list(list(graphs))
+    x = batch.x if batch.x is not None else torch.ones(batch.num_nodes, 1)
+    X, mask = to_dense_batch(x.float(), batch.batch)
+    weight = getattr(batch, "edge_weight", None)
+    A = to_dense_adj(batch.edge_index, batch.batch, edge_attr=weight, max_num_nodes=X.shape[1],
+                     batch_size=batch.num_graphs).float()
+    A = torch.maximum(A, A.transpose(1, 2)) * (1 - torch.eye(A.shape[1]))
+    comm = getattr(batch, "community", None)
+    community = to_dense_batch(comm, batch.batch, fill_value=-1)[0] if comm is not None \
+        else torch.full(mask.shape, -1, dtype=torch.long)
+    return Graphs(A, X, mask, batch.y.numpy(), torch.where(mask, community, -1), 0)
+
+
 def tu_dataset(folder: str, name: str, max_nodes: int = 200) -> Graphs:
-    """A TU-format data set (module docstring); graphs with more than ``max_nodes`` nodes are left out."""
-    edges, graph_of, labels, nl = read_tu(folder, name)
-    if nl is not None:
-        values = np.unique(nl)
-        feats_all = (nl[:, None] == values[None, :]).astype(np.float32)
-    else:
-        feats_all = np.ones((len(graph_of), 1), np.float32)
-    classes = {c: i for i, c in enumerate(np.unique(labels))}
-    first = np.searchsorted(graph_of, np.arange(len(labels)))                          # first node of each graph
-    adjs, feats, comms, ys, dropped = [], [], [], [], 0
-    for g, lab in enumerate(labels):
-        nodes = np.flatnonzero(graph_of == g)
-        if len(nodes) > max_nodes or len(nodes) < 2:
-            dropped += 1
-            continue
-        e = edges[graph_of[edges[:, 0]] == g] - first[g]
-        a = np.zeros((len(nodes), len(nodes)), np.float32)
-        a[e[:, 0], e[:, 1]] = 1
-        a = np.maximum(a, a.T)
-        np.fill_diagonal(a, 0)
-        adjs.append(a)
-        feats.append(feats_all[nodes])
-        comms.append(-np.ones(len(nodes), np.int64))
-        ys.append(classes[lab])
-    return _pad(adjs, feats, comms, ys, dropped)
+    """A TU-format data set (module docstring), read by PyG's reader (:func:`tu_pyg`); graphs with more than
+    ``max_nodes`` or fewer than 2 nodes are left out (counted in ``dropped``)."""
+    graphs = tu_pyg(folder, name)
+    keep = [d for d in graphs if 2 <= d.num_nodes <= max_nodes]
+    for d in keep:
+        d.edge_attr = None                                   # edge labels: not used
+        if d.x is None:
+            d.x = torch.ones(d.num_nodes, 1)
+    return from_pyg(keep)._replace(dropped=len(graphs) - len(keep))
 
 
 def mutag_dataset() -> Graphs:
@@ -229,3 +275,23 @@ def edge_noise(graphs: Graphs, frac: float, rng: np.random.Generator) -> Graphs:
         A[g, rows, cols] = vals
         A[g, cols, rows] = vals
     return Graphs(A, graphs.X, graphs.mask, graphs.y, graphs.community, graphs.dropped)
+
+
+def featureless(graphs: Graphs) -> bool:
+    """Whether the graphs have no node features (a constant 1 on every real node)."""
+    return graphs.X.shape[2] == 1 and bool((graphs.X[graphs.mask] == 1).all())
+
+
+def scale_features(graphs: Graphs) -> Graphs:
+    """Node features divided by their column norms over every node of the data set (the official code's
+    ``x / x_norm_part``, norms clipped at 1e-6); featureless graphs are returned unchanged.
+
+    >>> A = torch.zeros(1, 2, 2); X = torch.tensor([[[3.0, 0.0], [4.0, 1.0]]])
+    >>> g = Graphs(A, X, torch.ones(1, 2, dtype=torch.bool), np.array([0]), torch.zeros(1, 2, dtype=torch.long))
+    >>> scale_features(g).X.tolist()
+    [[[0.6000000238418579, 0.0], [0.800000011920929, 1.0]]]
+    """
+    if featureless(graphs):
+        return graphs
+    norm = torch.linalg.norm(graphs.X.reshape(-1, graphs.X.shape[2]), dim=0).clamp(min=1e-6)
+    return graphs._replace(X=graphs.X / norm)

@@ -14,10 +14,13 @@ logits, Gumbel-softmax at tau = 1, soft probabilities; the official code's choic
 
 Loss (cooperative: encoder and augmenters minimise it together, one Adam):
     L = InfoNCE(g1, g2; tau = 0.2) + w_topo * L_topo + w_feat * L_feat,
-    L_topo = sum_graphs [ -||lambda(A_drop) - lambda(A)||^2 + ||lambda(A_add) - lambda(A)||^2 ]   (low spectra)
-    L_feat = -sum_graphs ||sigma_{1..k}(X_mask) - sigma_{1..k}(X)||^2,
+    L_topo = mean_graphs [ -||lambda(A_drop) - lambda(A)||^2 + ||lambda(A_add) - lambda(A)||^2 ]   (low spectra)
+    L_feat = -mean_graphs ||sigma_{1..k}(X_mask) - sigma_{1..k}(X)||^2,
 with view 1 = the feature-masked graph (the graph itself if featureless) and view 2 = the edge-dropped
-and edge-added graph. Graphs with at most 5 nodes are left out of L_topo (as the official code does).
+and edge-added graph. Graphs with at most 5 nodes contribute 0 to both sums, which are divided by the
+batch's number of graphs (the official code's ``/ len(data)``). The node features are the data set's
+divided by their column norms over all nodes (the official ``x_norm_part``; data.scale_features), for the
+encoder, the augmenters and the feature SVD alike.
 """
 
 from __future__ import annotations
@@ -35,26 +38,26 @@ __all__ = ["GIN", "Augmenter", "Views", "info_nce", "Precomputed", "precompute",
 
 
 class GIN(nn.Module):
-    """Weighted GIN (Xu et al. 2019) on dense padded graphs: h' = MLP((1 + eps) h + W h), ``layers`` layers,
-    BatchNorm over the real nodes, sum pooling of every layer, readouts concatenated; a projection head."""
+    """Weighted GIN (Xu et al. 2019; the official ``WGINConv`` stack) on dense padded graphs:
+    h' = BatchNorm(ReLU(MLP(h + W h))) per layer (eps = 0, not trained, as in the official code; BatchNorm
+    over the real nodes), sum pooling of every layer, readouts concatenated (hidden * layers); a projection
+    head Linear-ELU-Linear of the same width."""
 
     def __init__(self, in_dim: int, hidden: int, layers: int = 2):
         super().__init__()
         self.convs = nn.ModuleList(nn.Sequential(nn.Linear(in_dim if i == 0 else hidden, hidden), nn.ReLU(),
                                                  nn.Linear(hidden, hidden)) for i in range(layers))
-        self.eps = nn.Parameter(torch.zeros(layers))
         self.norms = nn.ModuleList(nn.BatchNorm1d(hidden) for _ in range(layers))
-        self.head = nn.Sequential(nn.Linear(hidden * layers, hidden), nn.ReLU(), nn.Linear(hidden, hidden))
+        width = hidden * layers
+        self.head = nn.Sequential(nn.Linear(width, width), nn.ELU(), nn.Linear(width, width))
 
     def embed(self, W: torch.Tensor, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Graph embeddings (G, hidden * layers): the concatenated sum-pooled layer outputs."""
-        m = mask[:, :, None].to(X.dtype)
         h, reads = X, []
-        for conv, eps, norm in zip(self.convs, self.eps, self.norms):
-            h = conv((1 + eps) * h + W @ h)                                 # (G, n, hidden)
-            flat = torch.zeros_like(h)
-            flat[mask] = norm(h[mask])                                      # BatchNorm over real nodes only
-            h = F.relu(flat) * m
+        for conv, norm in zip(self.convs, self.norms):
+            z = F.relu(conv(h + W @ h))                                     # (G, n, hidden)
+            h = torch.zeros_like(z)
+            h[mask] = norm(z[mask])                                         # BatchNorm over real nodes only
             reads.append(h.sum(1))
         return torch.cat(reads, -1)
 
@@ -93,8 +96,7 @@ def precompute(A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, k: int, fea
     U = spectral.low_eigvecs(A, mask, c, k)
     if featureless:
         return Precomputed(c, lam, U, None, None, None)
-    Xn = F.normalize(X, dim=-1)
-    u, s, vh = torch.linalg.svd(Xn, full_matrices=False)
+    u, s, vh = torch.linalg.svd(X, full_matrices=False)
     kk = min(k, s.shape[1])
     return Precomputed(c, lam, U, u[:, :, :kk], vh[:, :kk, :].transpose(1, 2), s[:, :kk])
 
@@ -206,14 +208,15 @@ def cigcl_loss(encoder: GIN, aug: Augmenter, A: torch.Tensor, X: torch.Tensor, m
     v = aug(A, X, mask, pre, generator)
     contrastive = info_nce(encoder(v.W1, v.X1, mask), encoder(v.W2, X, mask), tau)
     big = (mask.sum(1) > 5).float()                                         # graphs with more than 5 nodes
+    G = A.shape[0]
     topo = torch.zeros(())
     if w_topo:
         lam_drop = spectral.low_spectrum(v.W_drop, mask, pre.c, k)
         lam_add = spectral.low_spectrum(v.W_add, mask, pre.c, k)
-        topo = (big * (-((lam_drop - pre.lam) ** 2).sum(1) + ((lam_add - pre.lam) ** 2).sum(1))).sum()
+        topo = (big * (-((lam_drop - pre.lam) ** 2).sum(1) + ((lam_add - pre.lam) ** 2).sum(1))).sum() / G
     feat = torch.zeros(())
     if w_feat and pre.S is not None:
-        s = torch.linalg.svdvals(F.normalize(v.X1, dim=-1))[:, :pre.S.shape[1]]
-        feat = -((s - pre.S) ** 2).sum()
+        s = torch.linalg.svdvals(v.X1)[:, :pre.S.shape[1]]
+        feat = -(big * ((s - pre.S) ** 2).sum(1)).sum() / G
     total = contrastive + w_topo * topo + w_feat * feat
     return CIGCLLoss(total, float(contrastive.detach()), float(topo.detach()), float(feat.detach()))
