@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,3 +72,26 @@ def test_seed_lists(spec, seeds):
 def test_bad_seed_lists(spec):
     with pytest.raises(UserError):
         parse_seeds(spec)
+
+
+def test_check_paths_accepts_a_path_of_the_right_kind_and_names_the_wrong_one(tmp_path):
+
+    from icml24.core.config import check_paths, path_knob
+
+    @dataclass(frozen=True)
+    class C:
+        folder: str = path_knob("", "a folder", "dir")
+        table: str = path_knob("", "a file", "file")
+        either: str = path_knob("", "either", "any")
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f.csv").write_text("a,b\n")
+    os.mkfifo(tmp_path / "pipe")
+    d, f = str(tmp_path / "d"), str(tmp_path / "f.csv")
+    check_paths(C(folder=d, table=f, either=d))  # the right kinds: accepted
+    check_paths(C(either=f))
+    for config, words in [(C(folder=f), "is a file, not a directory"), (C(table=d), "is a directory, not a file"),
+                          (C(either=str(tmp_path / "pipe")), "not a regular file or directory"),
+                          (C(folder=str(tmp_path / "none")), "no such directory")]:
+        with pytest.raises(UserError, match=words):
+            check_paths(config)

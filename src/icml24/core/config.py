@@ -149,7 +149,7 @@ def check_paths(config: Any) -> None:
         found = "directory" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
         if found is None:
             raise UserError(f"{f.name}={shown}: not a regular file or directory (a pipe, socket or device)")
-        if kind != "any" and found != kind:
+        if kind != "any" and found != what:
             raise UserError(f"{f.name}={shown}: is a {found}, not a {what}")
         if not os.access(path, os.R_OK | (os.X_OK if found == "directory" else 0)):
             raise UserError(f"{f.name}={shown}: cannot be read (permission denied)")
