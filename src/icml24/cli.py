@@ -110,7 +110,8 @@ def show(slug: str) -> int:
     return 0
 
 
-def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], device: Optional[str]):
+def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], device: Optional[str],
+             max_units: int = MAX_UNITS):
     """Validate everything the user asked for; returns a RunRequest. Writes nothing."""
     import dataclasses
 
@@ -147,7 +148,7 @@ def _prepare(slug: str, preset: str, seeds: Optional[str], sets: List[str], devi
             raise from_os_error(exc, knob_of_path(dataclasses.asdict(config), exc)) from None
     if seeds is not None and not seeds.strip():
         raise UserError("--seeds is empty; give e.g. 0-4 or 0,3,7, or leave it out for the preset's seeds")
-    seed_list = checks.seed_values(parse_seeds(seeds) if seeds is not None else paper.default_seeds(preset))
+    seed_list = checks.seed_values(parse_seeds(seeds, max_units) if seeds is not None else paper.default_seeds(preset))
     return RunRequest(paper, preset, config, seed_list)
 
 
@@ -355,7 +356,7 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
     from icml24.core.executors import check_executor
 
     check_executor(executor)
-    req = _prepare(slug, preset, seeds, sets, device)
+    req = _prepare(slug, preset, seeds, sets, device, max_units)
     publish_ok = _is_preset(req)
     _check_run_options(executor, workers, address, max_units, [req],
                        {"--out": out, **({"--results": results} if publish_ok else {})})
@@ -448,7 +449,7 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     if only is not None and not [s for s in only.split(",") if s.strip()]:
         raise UserError("--only is empty; give comma-separated slugs (icml24 list shows them)")
     slugs = [s.strip() for s in only.split(",") if s.strip()] if only else list_papers()
-    requests = [_prepare(s, preset, seeds, [], None) for s in slugs]
+    requests = [_prepare(s, preset, seeds, [], None, max_units) for s in slugs]
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
     _warn_full_on_cpu(requests, results)

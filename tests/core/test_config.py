@@ -95,3 +95,11 @@ def test_check_paths_accepts_a_path_of_the_right_kind_and_names_the_wrong_one(tm
                           (C(folder=str(tmp_path / "none")), "no such directory")]:
         with pytest.raises(UserError, match=words):
             check_paths(config)
+
+
+def test_a_seed_range_is_counted_against_the_limit_before_it_is_expanded():
+    assert len(parse_seeds("0-1500", limit=2000)) == 1501  # --max-units raised: accepted
+    with pytest.raises(UserError, match="1,501 seeds, more than --max-units 1000"):
+        parse_seeds("0-1500", limit=1000)
+    with pytest.raises(UserError, match="more than --max-units 10"):
+        parse_seeds("0-5,7-11", limit=10)

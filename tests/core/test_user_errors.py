@@ -164,6 +164,10 @@ def test_only_a_quick_or_full_preset_run_is_published(empty_dir, capsys):
 
 
 def test_messages_name_the_real_mistake(empty_dir, capsys):
+    line = assert_user_error([*SMOKE, "--seeds", "0-99999999999"], empty_dir, capsys)  # counted, never expanded
+    assert line == "error: --seeds 0-99999999999: 100,000,000,000 seeds, more than --max-units 1000; raise it to mean it"
+    assert "more than --max-units 5" in assert_user_error([*SMOKE, "--seeds", "0-3,10-11", "--max-units", "5"],
+                                                          empty_dir, capsys)
     assert "unknown paper 'nope'" in assert_user_error(["heldout", "--only", "nope"], empty_dir, capsys)
     assert "unknown preset 'huge'" in assert_user_error(["heldout", "--only", "_template", "--preset", "huge"],
                                                         empty_dir, capsys)

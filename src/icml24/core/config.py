@@ -350,11 +350,16 @@ MAX_SEED_LIST = 1_000_000
 """Most seeds a seed list may expand to (the unit limit, ``--max-units``, is checked after parsing)."""
 
 
-def parse_seeds(spec: str) -> tuple[int, ...]:
-    """Parse a seed list: ``"0-4"``, ``"0,3,7"`` or a mix (``"0-2,9"``); sorted, no duplicates.
+def parse_seeds(spec: str, limit: int | None = None) -> tuple[int, ...]:
+    """Parse a seed list: ``"0-4"``, ``"0,3,7"`` or a mix (``"0-2,9"``); sorted, no duplicates. More than
+    ``limit`` seeds (the command's ``--max-units``) is refused before a range is expanded.
 
     >>> parse_seeds("0-2,9")
     (0, 1, 2, 9)
+    >>> parse_seeds("0-99999999999", limit=1000)
+    Traceback (most recent call last):
+    ...
+    icml24.core.errors.UserError: --seeds 0-99999999999: 100,000,000,000 seeds, more than --max-units 1000; raise it to mean it
     """
     seeds: list[int] = []
     for part in spec.split(","):
@@ -369,6 +374,9 @@ def parse_seeds(spec: str) -> tuple[int, ...]:
                 a, b = int(lo), int(hi)
                 if b < a:
                     raise UserError(f"bad seed range {part!r}: end is before start")
+                if limit is not None and len(seeds) + b - a + 1 > limit:
+                    raise UserError(f"--seeds {spec}: {len(seeds) + b - a + 1:,} seeds, more than --max-units {limit}; "
+                                    "raise it to mean it")
                 if b - a >= MAX_SEED_LIST:
                     raise UserError(f"bad seed range {part!r}: more than {MAX_SEED_LIST:,} seeds")
                 seeds.extend(range(a, b + 1))
