@@ -89,6 +89,7 @@ def composite(sigma: torch.Tensor, colour: torch.Tensor, cam: Camera, dirs: torc
     A homogeneous slab of density s over the whole interval on the optical axis (|d| = 1) has opacity
     1 - exp(-s (far - near)):
 
+    >>> import math
     >>> cam = Camera(size=1, samples=8, near=1.0, far=3.0, cam_dist=2.0)
     >>> d = torch.tensor([[[0.0, 0.0, 1.0]]])
     >>> r = composite(torch.full((1, 1, 8), 0.5), torch.ones(1, 1, 8, 3), cam, d)
