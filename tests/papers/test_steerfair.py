@@ -155,6 +155,74 @@ def test_rule_pca_is_oriented_toward_the_rule_mean():
             assert np.allclose(np.linalg.norm(fit.components[l, h], axis=-1), 1.0)
 
 
+def test_official_sign_is_scikit_learns():
+    from sklearn.decomposition import PCA
+
+    X = np.random.default_rng(5).standard_normal((60, 6)) @ np.diag([4, 3, 2, 1, 0.5, 0.2])
+    V, _ = steer.pca(steer.unit_columns(X), 3)
+    ref = PCA(3).fit(steer.unit_columns(X)).components_
+    assert np.allclose(steer.sklearn_sign(V), ref, atol=1e-8)
+    acts = X.reshape(60, 1, 1, 6)
+    assert np.allclose(steer.rule_pca(acts, 3, toward_mean=False).components[0, 0], ref, atol=1e-8)
+
+
+def _planted_answers(seed=6, n=300, L=2, H=3, d=6):
+    """Unlabelled-prompt activations whose answers follow a planted per-head direction p: the model answers
+    letter 1 (its favourite, 60%) where the activation is shifted by +p, another letter otherwise; and rule
+    demonstrations whose principal axis is p (the bias varies along it)."""
+    rng = np.random.default_rng(seed)
+    p = rng.standard_normal((L, H, d))
+    p /= np.linalg.norm(p, axis=-1, keepdims=True)
+    answers = np.where(rng.random(n) < 0.6, 1, np.where(rng.random(n) < 0.5, 0, 2))
+    acts = rng.standard_normal((n, L, H, d)) * 0.3 + (answers == 1)[:, None, None, None] * p
+    rules = [rng.standard_normal((n, L, H, d)) * 0.3 + rng.standard_normal((n, 1, 1, 1)) * 3.0 * p
+             for _ in range(2)]
+    return p, acts, answers, rules
+
+
+def test_answer_orientation_recovers_the_planted_sign():
+    p, acts, answers, rules = _planted_answers()
+    own = steer.answer_direction(acts, answers)
+    assert own.letter == 1
+    # b is the planted shift: the mean over the letter-1 prompts minus the rest
+    assert np.all(np.sum(own.b * p, -1) / np.linalg.norm(own.b, axis=-1) > 0.9)
+    D = steer.steerfair(rules, components=1, k=6, how="answers", b=own.b)
+    cos = np.sum(D.u * p, -1)
+    # every head: subtracting u moves away from the favourite letter (|cos| < 1: the QR mean of two rules that
+    # share one axis is half that axis, half the residual of the second)
+    assert np.all(cos > 0.3)
+    # the official sign ignores the answers: the same lines, signs that disagree with p on some heads
+    off = np.sum(steer.steerfair(rules, 1, 6, how="official").u * p, -1)
+    assert np.all(np.abs(off) > 0.3) and np.any(off < 0)
+
+
+def test_flipping_the_activations_flips_the_orientation():
+    p, acts, answers, rules = _planted_answers(seed=7)
+    own, flipped = steer.answer_direction(acts, answers), steer.answer_direction(-acts, answers)
+    assert flipped.letter == own.letter and np.allclose(flipped.b, -own.b)
+    D = steer.steerfair(rules, 1, 6, how="answers", b=own.b)
+    assert np.allclose(steer.steerfair(rules, 1, 6, how="answers", b=-own.b).u, -D.u, atol=1e-10)
+    # negating the demonstrations' activations too leaves the oriented direction pointing the same way
+    # relative to b (the PCA axis is the same line, its sign is set again by b)
+    neg = steer.steerfair([-r for r in rules], 1, 6, how="answers", b=-own.b)
+    assert np.allclose(neg.u, -D.u, atol=1e-8)
+    # relabelling which letter is the favourite flips b
+    other = steer.answer_direction(acts, np.where(answers == 1, 0, 1))
+    assert other.letter == 0 or np.allclose(other.b, -own.b)
+    with pytest.raises(ValueError, match="needs b"):
+        steer.steerfair(rules, 1, 6, how="answers")
+    with pytest.raises(ValueError, match="orientation"):
+        steer.steerfair(rules, 1, 6, how="sideways")
+
+
+def test_answer_direction_with_one_answer_only_is_zero_and_orients_nothing():
+    acts = np.random.default_rng(8).standard_normal((10, 1, 2, 3))
+    own = steer.answer_direction(acts, np.full(10, 2))
+    assert own.letter == 2 and np.all(own.b == 0)
+    comps = np.random.default_rng(9).standard_normal((1, 2, 1, 3))
+    assert np.array_equal(steer.orient(comps, own.b), comps)
+
+
 def test_combine_qr_is_the_normalised_mean_of_an_orthonormal_basis():
     rng = np.random.default_rng(2)
     D = rng.standard_normal((3, 7))

@@ -3,7 +3,9 @@
 The paper's evidence is LLaVA-1.5-13B, IDEFICS and InstructBLIP on ScienceQA, VG-Relation and MME
 (none installs offline). What carries over to a CPU is the same pipeline on (a) a small Llama trained
 here with a planted position bias, where the truth is known, and (b) SmolLM2-135M-Instruct, a real
-instruction-tuned model with a strong letter preference. Bands were fixed before the first QUICK run.
+instruction-tuned model with a strong letter preference. Bands were fixed before the first QUICK run; the
+redesign of issue 33 (label-free orientation, ITI's own strength, C3 against the random control with a
+per-seed label-free alpha) fixed its bands after the pilot on seeds 100-105 and before the claim seeds.
 """
 
 from __future__ import annotations
@@ -46,23 +48,26 @@ CLAIMS = (
           "with 500 labels.", "Abstract; Sec. 5.2", "order",
           metric="acc_mean_steerfair", against="acc_mean_iti100",
           statistic="model (a): per seed, mean accuracy over orderings of SteerFair minus the ITI-style direction "
-                    "from 100 labels (same k, alpha); non-inferiority, CI > -0.02",
+                    "from 100 labels (same k; ITI's strength tuned on its labelled questions); non-inferiority, "
+                    "CI > -0.02",
           bands={"quick": Band(lo=-0.02), "full": Band(lo=-0.02)},
           effect=Effect(0.1086, "Abstract: SteerFair beats ITI with 100 labels by 10.86 accuracy points on average "
                         "(VLM benchmarks) -> +0.1086"),
           ranges={"acc_mean_steerfair": PROB, "acc_mean_iti100": PROB}),
     Claim("C3", "SteerFair reduces the models' preference for an option position [paraphrase, Fig. 1 and Sec. 5]; "
-          "here on SmolLM2-135M-Instruct.", "Fig. 1; Sec. 5.2", "order",
-          metric="llm_imbalance_none", against="llm_imbalance_steerfair",
-          statistic="model (b): per seed, |share of 'A' answers over both orderings - 1/2| without intervention minus "
-                    "with SteerFair; CI > 0",
-          # QUICK's 32 questions and 24 demonstration questions per seed are too few to decide it: its verdict
-          # flipped between the published seeds (0.072 [-0.041, 0.164]) and held-out seeds 1000-1007
-          # (0.135 [0.008, 0.254]); FULL (500 + 500 questions) decides it
-          bands={"full": Band(lo=0.0)},
+          "here on SmolLM2-135M-Instruct, against a random direction of the same strength on the same heads.",
+          "Fig. 1; Sec. 5.2 (our control)", "order",
+          metric="llm_imbalance_random", against="llm_imbalance_steerfair",
+          statistic="model (b): per seed, |share of 'A' answers over both orderings - 1/2| with the random direction "
+                    "minus with SteerFair (alpha chosen per seed, label-free, on held-out unlabelled questions; the "
+                    "random control at the same alpha); CI > 0",
+          bands=_MORE,
           effect=Effect(0.019, f"{_REB}: with two options |share of A - 1/2| = |acc(gold A) - acc(gold B)| / 2 = the "
-                        "std over the two orderings, 0.026 -> 0.0068, -0.019", method="llm_imbalance_steerfair"),
-          ranges={"llm_imbalance_none": (0.0, 0.5), "llm_imbalance_steerfair": (0.0, 0.5)}),
+                        "std over the two orderings, 0.026 -> 0.0068, -0.019", minimal=True,
+                        why="the paper has no random control: if the reduction is the bias direction's, a random "
+                            "direction keeps the imbalance, so the gap is the paper's reduction",
+                        method="llm_imbalance_steerfair"),
+          ranges={"llm_imbalance_random": (0.0, 0.5), "llm_imbalance_steerfair": (0.0, 0.5)}),
 )
 
 # Every claim is an order claim: its null (the two sides swapped) is built by tests/test_falsifiability.py.
@@ -71,4 +76,5 @@ NULLS: dict[str, Null] = {}
 # Present only with llm=True: SMOKE leaves SmolLM2 out (tests/papers/test_steerfair.py runs part (b) on the
 # real model when the wheel is installed); a run without it reports C3 as not checkable.
 OPTIONAL_METRICS = tuple(f"llm_{m}_{t}" for m in ("acc", "acc_pos0", "acc_pos1", "share_a", "imbalance")
-                         for t in ("none", "steerfair", "random"))
+                         for t in ("none", "steerfair", "random")) + (
+    "llm_alpha", "llm_own_letter", "llm_share_a_unlabelled")

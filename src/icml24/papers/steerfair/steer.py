@@ -10,8 +10,17 @@ SteerFair (unsupervised), per head:
 1. the activations of the demonstrations of rule r (every unlabelled question followed by option r's
    letter and text), each feature column scaled to unit norm over the samples (official code);
 2. PCA (centred, as scikit-learn's) with ``components`` components: the rule's candidate bias
-   directions, each oriented so that the rule's mean (scaled) activation projects on it with a
-   positive sign (PCA's sign is arbitrary; "away from the bias" needs one);
+   directions. PCA's sign is arbitrary and "away from the bias" needs one; ``orient`` chooses it:
+
+   - ``"answers"`` (default; our deviation, label-free): the model's own answers on the unlabelled
+     questions in every cyclic ordering (no forced answer, no gold label): its most frequent answer
+     letter a*, and per head the activation difference b at the prompt's last token (where steering
+     acts) between the orderings it answers a* and the rest; each component is oriented so that
+     ``u . b > 0``, so subtracting it moves away from the model's preferred letter
+     (:func:`answer_direction`, :func:`orient`);
+   - ``"official"``: the sign scikit-learn's PCA returns (``svd_flip``: the largest-magnitude entry of
+     each component positive), the official code's; content-free, so the bias sign is a coin flip;
+   - ``"rule_mean"``: toward the rule's mean (scaled) activation (this package's earlier choice);
 3. combination across rules ("qr", the default of the official code): QR of the stacked directions
    (sign fixed so that diag(R) >= 0, i.e. the basis keeps the orientation of the inputs), the mean of the
    orthonormal basis vectors, scaled to unit norm (the official code leaves it at norm ``1/sqrt(m)``;
@@ -68,8 +77,20 @@ def pca(X: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return Vt[:m], var[:m] / max(var.sum(), 1e-30)
 
 
-def rule_pca(acts: np.ndarray, m: int) -> RulePCA:
-    """Steps 1-2 (module docstring) for one rule: acts (n, L, H, d) -> oriented components and ratios."""
+def sklearn_sign(V: np.ndarray) -> np.ndarray:
+    """Rows of V (m, d) signed as scikit-learn's PCA returns them (``svd_flip`` on V): the entry of largest
+    magnitude of each row positive.
+
+    >>> sklearn_sign(np.array([[0.6, -0.8], [0.8, 0.6]])).tolist()
+    [[-0.6, 0.8], [0.8, 0.6]]
+    """
+    big = V[np.arange(len(V)), np.abs(V).argmax(1)]
+    return V * np.where(big < 0, -1.0, 1.0)[:, None]
+
+
+def rule_pca(acts: np.ndarray, m: int, toward_mean: bool = True) -> RulePCA:
+    """Steps 1-2 (module docstring) for one rule: acts (n, L, H, d) -> components and ratios; each component
+    oriented toward the rule's mean (scaled) activation (``toward_mean``) or signed as scikit-learn's."""
     n, L, H, d = acts.shape
     comps = np.zeros((L, H, m, d))
     ratio = np.zeros((L, H, m))
@@ -77,10 +98,48 @@ def rule_pca(acts: np.ndarray, m: int) -> RulePCA:
         for h in range(H):
             X = unit_columns(acts[:, l, h].astype(np.float64))
             V, r = pca(X, m)
-            sign = np.where(V @ X.mean(0) < 0, -1.0, 1.0)          # orient toward the rule's mean activation
-            comps[l, h, :len(V)] = V * sign[:, None]
+            V = sklearn_sign(V)
+            if toward_mean:
+                V = V * np.where(V @ X.mean(0) < 0, -1.0, 1.0)[:, None]
+            comps[l, h, :len(V)] = V
             ratio[l, h, :len(r)] = r
     return RulePCA(comps, ratio)
+
+
+class Orientation(NamedTuple):
+    """The label-free orientation: the model's most frequent answer letter and, per head, the activation
+    difference (L, H, d) between the prompts it answers with that letter and the rest (zero where one side
+    is empty)."""
+
+    letter: int
+    b: np.ndarray
+
+
+def answer_direction(acts: np.ndarray, answers: np.ndarray) -> Orientation:
+    """:class:`Orientation` from the last-token activations (n, L, H, d) of unlabelled prompts and the model's
+    answers (n,) to them (letter indices; no gold label is read).
+
+    >>> a = np.zeros((3, 1, 1, 2)); a[0, 0, 0] = [2.0, 0.0]; a[2, 0, 0] = [2.0, 2.0]
+    >>> o = answer_direction(a, np.array([1, 0, 1])); o.letter, o.b[0, 0].tolist()
+    (1, [2.0, 1.0])
+    """
+    answers = np.asarray(answers)
+    letter = int(np.bincount(answers).argmax())
+    top = answers == letter
+    if top.all():
+        return Orientation(letter, np.zeros(acts.shape[1:]))
+    return Orientation(letter, acts[top].mean(0) - acts[~top].mean(0))
+
+
+def orient(components: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Components (L, H, m, d) with each one's sign set so that ``u . b > 0`` for b (L, H, d): subtracting it
+    moves a head's output away from the preferred letter's side (kept where ``u . b == 0``).
+
+    >>> (orient(np.array([[[[1.0, 0.0], [0.0, 1.0]]]]), np.array([[[-1.0, 0.0]]])) + 0.0).tolist()
+    [[[[-1.0, 0.0], [0.0, 1.0]]]]
+    """
+    dot = np.einsum("lhmd,lhd->lhm", components, b)
+    return components * np.where(dot < 0, -1.0, 1.0)[..., None]
 
 
 def combine_qr(directions: np.ndarray) -> np.ndarray:
@@ -95,14 +154,26 @@ def combine_qr(directions: np.ndarray) -> np.ndarray:
     return mean / max(np.linalg.norm(mean), 1e-30)
 
 
-def steerfair(rules: list[np.ndarray], components: int, k: int) -> Directions:
-    """SteerFair's directions and heads from the activations (n_r, L, H, d) of each rule's demonstrations."""
-    fits = [rule_pca(a, components) for a in rules]
+ORIENTATIONS = ("answers", "official", "rule_mean")
+
+
+def steerfair(rules: list[np.ndarray], components: int, k: int, how: str = "official",
+              b: np.ndarray | None = None) -> Directions:
+    """SteerFair's directions and heads from the activations (n_r, L, H, d) of each rule's demonstrations;
+    ``how`` orients the components (module docstring), ``"answers"`` needs ``b`` (:func:`answer_direction`)."""
+    if how not in ORIENTATIONS:
+        raise ValueError(f"orientation {how!r}: one of {ORIENTATIONS}")
+    fits = [rule_pca(a, components, toward_mean=how == "rule_mean") for a in rules]
+    comps = [f.components for f in fits]
+    if how == "answers":
+        if b is None:
+            raise ValueError("orientation 'answers' needs b, the activation difference of the model's answers")
+        comps = [orient(c, b) for c in comps]
     L, H, _, d = fits[0].components.shape
     u = np.zeros((L, H, d))
     for l in range(L):
         for h in range(H):
-            u[l, h] = combine_qr(np.concatenate([f.components[l, h] for f in fits]))
+            u[l, h] = combine_qr(np.concatenate([c[l, h] for c in comps]))
     score = np.mean([f.ratio[:, :, 0] for f in fits], axis=0)     # (L, H)
     return Directions(u, top_k(score, k))
 
