@@ -3,7 +3,10 @@
 :func:`expert` trains an SB3 SAC agent (the usual choice for MuJoCo locomotion, with SB3's default
 hyperparameters) on ``env_id`` for ``steps`` environment steps with ``seed``, saves it into the run's
 artefact cache and returns it as a deterministic numpy policy (observations (n, obs_dim) -> actions
-(n, act_dim)). Training prints its progress every 10% of the steps on stderr.
+(n, act_dim)). Training prints its progress every 10% of the steps on stderr. With
+``checkpoint_every`` > 0 the training run also saves its policy every that many steps (the
+intermediate checkpoints of an RL run, for demonstrators of intermediate quality); :func:`checkpoint`
+loads one of them from the same cache entry.
 
 The cache key is the spec and the fingerprint of *this* module and of the installed SB3 version, not
 the calling paper's code hash: an expert of a million steps (hours on a CPU) survives edits to the
@@ -26,7 +29,7 @@ import numpy as np
 from icml24.common.offline import Policy
 from icml24.core.context import RunContext
 
-__all__ = ["ExpertSpec", "train_expert", "load_expert", "expert"]
+__all__ = ["ExpertSpec", "train_expert", "load_expert", "expert", "checkpoint", "checkpoint_steps"]
 
 FILE = "expert.zip"
 
@@ -37,6 +40,22 @@ class ExpertSpec(NamedTuple):
     env_id: str          # the gymnasium task
     steps: int = 200_000  # SAC environment steps
     seed: int = 0        # seed of SB3's training (environment, networks, replay sampling)
+    checkpoint_every: int = 0   # save the policy every this many steps during training (0: none)
+
+
+def checkpoint_steps(spec: ExpertSpec) -> tuple[int, ...]:
+    """The training steps at which the run of ``spec`` saves an intermediate policy (below ``spec.steps``).
+
+    >>> checkpoint_steps(ExpertSpec("Reacher-v5", 10_000, 0, 2500))
+    (2500, 5000, 7500)
+    """
+    if spec.checkpoint_every <= 0:
+        return ()
+    return tuple(range(spec.checkpoint_every, spec.steps, spec.checkpoint_every))
+
+
+def _checkpoint_file(step: int) -> str:
+    return f"checkpoint_{step}.zip"
 
 
 @contextmanager
@@ -59,11 +78,15 @@ def train_expert(spec: ExpertSpec, folder: Path, device: str = "cpu") -> None:
     from stable_baselines3 import SAC
     from stable_baselines3.common.callbacks import BaseCallback
 
+    saves = set(checkpoint_steps(spec))
+
     class Progress(BaseCallback):
         def _on_step(self) -> bool:
             if self.num_timesteps % max(1, spec.steps // 10) == 0:
                 print(f"expert SAC on {spec.env_id}: {self.num_timesteps}/{spec.steps} steps",
                       file=sys.stderr, flush=True)
+            if self.num_timesteps in saves:
+                self.model.policy.save(str(folder / _checkpoint_file(self.num_timesteps)))
             return True
 
     env = gym.make(spec.env_id)
@@ -74,12 +97,15 @@ def train_expert(spec: ExpertSpec, folder: Path, device: str = "cpu") -> None:
     env.close()
 
 
-def load_expert(folder: Path, device: str = "cpu") -> Policy:
-    """The saved expert in ``folder`` as a deterministic batch policy."""
+def load_expert(folder: Path, device: str = "cpu", step: int | None = None) -> Policy:
+    """The saved expert in ``folder`` (``step``: its intermediate checkpoint at that training step) as a
+    deterministic batch policy."""
     from stable_baselines3 import SAC
+    from stable_baselines3.sac.policies import SACPolicy
 
     with _global_rng_kept():
-        model = SAC.load(folder / FILE, device=device)
+        model = (SAC.load(folder / FILE, device=device) if step is None
+                 else SACPolicy.load(str(folder / _checkpoint_file(step)), device=device))
 
     def act(obs: np.ndarray) -> np.ndarray:
         action, _ = model.predict(np.asarray(obs, dtype=np.float32), deterministic=True)
@@ -96,8 +122,19 @@ def _fingerprint() -> str:
     return hashlib.sha256(text).hexdigest()[:12]
 
 
+def _folder(ctx: RunContext, spec: ExpertSpec, device: str) -> Path:
+    own = replace(ctx, code_hash=_fingerprint())
+    return own.artefact("sb3_expert", spec._asdict(), lambda f: train_expert(spec, f, device))
+
+
 def expert(ctx: RunContext, spec: ExpertSpec, device: str = "cpu") -> Policy:
     """The expert of ``spec`` from the artefact cache, trained there on a miss (module docstring)."""
-    own = replace(ctx, code_hash=_fingerprint())
-    folder = own.artefact("sb3_expert", spec._asdict(), lambda f: train_expert(spec, f, device))
-    return load_expert(folder, device)
+    return load_expert(_folder(ctx, spec, device), device)
+
+
+def checkpoint(ctx: RunContext, spec: ExpertSpec, step: int, device: str = "cpu") -> Policy:
+    """The intermediate policy that the training run of ``spec`` saved at ``step`` (one of
+    :func:`checkpoint_steps`), from the same cache entry as :func:`expert`."""
+    if step not in checkpoint_steps(spec):
+        raise ValueError(f"step {step} is not a checkpoint of {spec}; those are {checkpoint_steps(spec)}")
+    return load_expert(_folder(ctx, spec, device), device, step)
