@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 from icml24.common.rl import collect
 from icml24.papers.acpo.algorithm import (
     Batch,
+    MLPCritic,
     TabularSoftmaxPolicy,
     TrustRegionConfig,
     conjugate_gradient,
@@ -24,6 +25,7 @@ from icml24.papers.acpo.algorithm import (
 from icml24.papers.acpo.cmdp import (
     CMDP,
     TabularCMDPEnv,
+    averages,
     delayed_cost_cmdp,
     evaluate,
     optimum,
@@ -157,8 +159,7 @@ def test_conjugate_gradient_solves_the_fisher_system():
     torch.manual_seed(0)
     policy = TabularSoftmaxPolicy(5, 3, torch.randn(5, 3))
     obs = torch.randint(0, 5, (400,))
-    with torch.no_grad():
-        old = policy.dist(obs)
+    old = policy.freeze(obs)
     fvp = fisher_vector_product(policy, obs, old, damping=1e-3)
     n = 15
     H = torch.stack([fvp(e) for e in torch.eye(n, dtype=torch.float64)])      # (n, n) explicit (H + damping I)
@@ -177,6 +178,62 @@ def test_conjugate_gradient_solves_the_fisher_system():
     b = torch.randn(n, dtype=torch.float64)
     x = conjugate_gradient(fvp, b, iters=200, tol=1e-24)
     assert torch.linalg.norm(fvp(x) - b) < 1e-8 * torch.linalg.norm(b)
+
+
+def test_tabular_log_prob_and_kl_equal_the_categorical_distributions():
+    # the per-state forms the tabular policy overrides equal torch's Categorical per sample, with gradients
+    torch.manual_seed(1)
+    policy = TabularSoftmaxPolicy(6, 3, torch.randn(6, 3))
+    obs, acts = torch.randint(0, 6, (500,)), torch.randint(0, 3, (500,))
+    old_table, old_dist = policy.freeze(obs), policy.dist(obs)
+    with torch.no_grad():
+        policy.logits.add_(0.3 * torch.randn(6, 3, dtype=torch.float64))
+    adv = torch.randn(500, dtype=torch.float64)
+    ours = (policy.log_prob(obs, acts).exp() * adv).mean()
+    ref = (policy.dist(obs).log_prob(acts).exp() * adv).mean()
+    g_ours, g_ref = torch.autograd.grad(ours, policy.logits)[0], torch.autograd.grad(ref, policy.logits)[0]
+    assert torch.allclose(ours, ref, atol=1e-14) and torch.allclose(g_ours, g_ref, atol=1e-14)
+    with torch.no_grad():
+        kl_ours, kl_ref = policy.mean_kl(old_table, obs), torch.distributions.kl_divergence(old_dist, policy.dist(obs))
+    assert float(kl_ours) == pytest.approx(float(kl_ref.mean()), abs=1e-14) and float(kl_ours) > 1e-3
+
+
+def test_tabular_rollout_draws_what_collect_draws_through_the_vector_api():
+    m = delayed_cost_cmdp(7, 0.5)
+    pi = np.random.default_rng(0).dirichlet(np.ones(3), size=m.n_states)
+    fast, slow = TabularCMDPEnv(m, 16, np.random.default_rng(1)), TabularCMDPEnv(m, 16, np.random.default_rng(1))
+    fast.reset()
+    obs, _ = slow.reset()
+    cdf = np.cumsum(pi, axis=1)
+
+    def act(s: np.ndarray) -> np.ndarray:                   # inverse CDF from the environment's own rng
+        return np.minimum((slow.rng.random(len(s))[:, None] > cdf[s]).sum(1), 2)
+
+    for _ in range(3):                                      # continuing: each rollout goes on from the last
+        a, b = fast.rollout(pi, 25), collect(slow, act, obs, 25)
+        obs = b.last_obs
+        for x, y in zip(a, b):
+            assert x.shape == y.shape and np.array_equal(x, y)
+
+
+def test_averages_are_what_evaluate_returns():
+    m = random_cmdp(np.random.default_rng(8), 9, 3, 0.5)
+    pi = np.random.default_rng(9).dirichlet(np.ones(3), size=9)
+    av, ev = averages(m, pi), evaluate(m, pi)
+    assert av.J == ev.J and av.J_C == ev.J_C and np.array_equal(av.d, ev.d)
+
+
+def test_mlp_critic_heads_fitted_together_follow_their_separate_fits_exactly():
+    obs, target = torch.randn(300, 4), torch.randn(2, 300)
+    torch.manual_seed(0)
+    joint = MLPCritic(4, 8, heads=2, iters=5)
+    torch.manual_seed(0)
+    alone = [MLPCritic(4, 8, iters=5), MLPCritic(4, 8, iters=5)]
+    for _ in range(3):
+        joint.fit(obs, target)
+        for i, critic in enumerate(alone):
+            critic.fit(obs, target[i:i + 1])
+    assert torch.equal(joint(obs), torch.cat([critic(obs) for critic in alone]))
 
 
 def _kkt_problem(seed: int, c: float):

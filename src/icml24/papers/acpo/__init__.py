@@ -6,8 +6,8 @@ continuing constrained point-on-a-circle task.
 from icml24.core.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "cmdp": ["CMDP", "Evaluation", "Optimum", "stationary", "evaluate", "optimum", "cost_bounds", "random_cmdp",
-             "delayed_cost_cmdp", "slow_mixing_cmdp", "TabularCMDPEnv"],
+    "cmdp": ["CMDP", "Evaluation", "Averages", "Optimum", "stationary", "evaluate", "averages", "optimum", "cost_bounds",
+             "random_cmdp", "delayed_cost_cmdp", "slow_mixing_cmdp", "TabularCMDPEnv"],
     "algorithm": ["METHODS", "Policy", "TabularSoftmaxPolicy", "GaussianMLPPolicy", "TabularCritic", "MLPCritic",
                   "fisher_vector_product", "conjugate_gradient", "TrustRegionStep", "trust_region_step",
                   "pcpo_step", "Batch", "UpdateInfo", "TrustRegionConfig", "trust_region_update",

@@ -37,7 +37,7 @@ What differs between the methods is the advantage and the acceptance rule:
 from __future__ import annotations
 
 import math
-from typing import Callable, Literal, NamedTuple
+from typing import Any, Callable, Literal, NamedTuple
 
 import torch
 from torch import nn
@@ -49,10 +49,26 @@ MAX_STEP_RATIO = 100.0   # a proposed step with 1/2 x^T H x above this many delt
 
 # ---------------------------------------------------------------- policies and critics
 class Policy(nn.Module):
-    """A stochastic policy: ``dist(obs)`` is the action distribution, ``log_prob`` per sample."""
+    """A stochastic policy: ``dist(obs)`` is the action distribution, ``log_prob`` per sample.
+
+    The updates read the policy through ``log_prob``, ``freeze`` and ``mean_kl``, which go through
+    ``dist`` here; a policy class with a cheaper exact form overrides them (:class:`TabularSoftmaxPolicy`)."""
 
     def dist(self, obs: torch.Tensor) -> torch.distributions.Distribution:
         raise NotImplementedError
+
+    def log_prob(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """log pi_theta(a_i | s_i) per sample (M,)."""
+        return self.dist(obs).log_prob(actions)
+
+    def freeze(self, obs: torch.Tensor) -> Any:
+        """pi_k on ``obs``, detached: the first argument of :meth:`mean_kl`."""
+        with torch.no_grad():
+            return self.dist(obs)
+
+    def mean_kl(self, old: Any, obs: torch.Tensor) -> torch.Tensor:
+        """The sample mean over ``obs`` of KL(pi_k(.|s) || pi_theta(.|s)), ``old`` = ``freeze(obs)`` at theta_k."""
+        return torch.distributions.kl_divergence(old, self.dist(obs)).mean()
 
 
 class TabularSoftmaxPolicy(Policy):
@@ -70,6 +86,24 @@ class TabularSoftmaxPolicy(Policy):
         """pi as an (S, A) table of probabilities."""
         return torch.softmax(self.logits.detach(), dim=-1)
 
+    def log_table(self) -> torch.Tensor:
+        """log pi as an (S, A) table, differentiable: theta[s] - logsumexp(theta[s])."""
+        return self.logits - self.logits.logsumexp(-1, keepdim=True)
+
+    def log_prob(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """log pi(a_i | s_i) (M,), normalised once per state, not once per sample."""
+        return self.log_table()[obs, actions]
+
+    def freeze(self, obs: torch.Tensor) -> torch.Tensor:
+        """log pi_k (S, A), detached (the batch enters only in :meth:`mean_kl`)."""
+        return self.log_table().detach()
+
+    def mean_kl(self, old: torch.Tensor, obs: torch.Tensor) -> torch.Tensor:
+        """KL(pi_k(.|s) || pi(.|s)) = sum_a pi_k(a|s) (log pi_k(a|s) - log pi(a|s)) per state (S,), then its
+        sample mean over the batch's states ``obs`` (M,)."""
+        kl_s = (old.exp() * (old - self.log_table())).sum(-1)                       # (S,)
+        return kl_s[obs].mean()
+
 
 class GaussianMLPPolicy(Policy):
     """pi(.|s) = N(mu_theta(s), diag(exp(2 log_std))): tanh MLP mean, state-independent log std."""
@@ -85,38 +119,51 @@ class GaussianMLPPolicy(Policy):
 
 
 class TabularCritic:
-    """A value table V (S,), fitted by exact least squares (the per-state mean of the targets)."""
+    """``heads`` value tables V (heads, S) (a reward and a cost critic), each fitted by exact least squares
+    (the per-state mean of its targets)."""
 
-    def __init__(self, n_states: int):
-        self.v = torch.zeros(n_states, dtype=torch.float64)
+    dtype = torch.float64
+
+    def __init__(self, n_states: int, heads: int = 1):
+        self.v = torch.zeros(heads, n_states, dtype=torch.float64)
 
     def __call__(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.v[obs]
+        """V_i(s) for every head i and sample s: (heads, M)."""
+        return self.v[:, obs]
 
     def fit(self, obs: torch.Tensor, target: torch.Tensor) -> None:
-        count = torch.bincount(obs, minlength=len(self.v)).double()
-        total = torch.zeros_like(self.v).index_add_(0, obs, target.double())
+        """Fit head i to ``target[i]`` (heads, M)."""
+        count = torch.bincount(obs, minlength=self.v.shape[1]).double()                   # (S,)
+        total = torch.zeros_like(self.v).index_add_(1, obs, target.double())              # (heads, S)
         seen = count > 0
-        self.v[seen] = total[seen] / count[seen]
+        self.v[:, seen] = total[:, seen] / count[seen]
 
 
 class MLPCritic:
-    """V_phi: a tanh MLP fitted by full-batch Adam on squared error (``iters`` steps per fit)."""
+    """``heads`` independent tanh MLPs V_phi_i on the same input (a reward and a cost critic), fitted by
+    full-batch Adam on squared error (``iters`` steps per fit). The heads are fitted together, on the sum of
+    their losses with one Adam over all their weights: the sum's gradient with respect to one network is that
+    network's own and Adam acts per weight, so every head follows exactly the trajectory it would alone, with
+    one backward pass and one (multi-tensor) Adam step per iteration for all of them."""
 
-    def __init__(self, obs_dim: int, hidden: int, lr: float = 3e-3, iters: int = 40):
-        self.net = nn.Sequential(nn.Linear(obs_dim, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
-                                 nn.Linear(hidden, 1))
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=lr)
+    dtype = torch.float32
+
+    def __init__(self, obs_dim: int, hidden: int, heads: int = 1, lr: float = 3e-3, iters: int = 40):
+        self.nets = [nn.Sequential(nn.Linear(obs_dim, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
+                                   nn.Linear(hidden, 1)) for _ in range(heads)]
+        self.opt = torch.optim.Adam([p for net in self.nets for p in net.parameters()], lr=lr, foreach=True)
         self.iters = iters
 
     def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        """V_i(s) for every head i and sample s: (heads, M)."""
         with torch.no_grad():
-            return self.net(obs).squeeze(-1)
+            return torch.stack([net(obs).squeeze(-1) for net in self.nets])
 
     def fit(self, obs: torch.Tensor, target: torch.Tensor) -> None:
+        """Fit head i to ``target[i]`` (heads, M)."""
         for _ in range(self.iters):
             self.opt.zero_grad()
-            loss = (self.net(obs).squeeze(-1) - target).pow(2).mean()
+            loss = sum((net(obs).squeeze(-1) - t).pow(2).mean() for net, t in zip(self.nets, target))
             loss.backward()
             self.opt.step()
 
@@ -138,11 +185,12 @@ def flat_grad(y: torch.Tensor, policy: nn.Module, **kw) -> torch.Tensor:
     return torch.cat([g.reshape(-1) for g in torch.autograd.grad(y, list(policy.parameters()), **kw)])
 
 
-def fisher_vector_product(policy: Policy, obs: torch.Tensor, old: torch.distributions.Distribution,
+def fisher_vector_product(policy: Policy, obs: torch.Tensor, old: Any,
                           damping: float) -> Callable[[torch.Tensor], torch.Tensor]:
     """v -> (H + damping I) v, H the Hessian of mean KL(pi_k || pi_theta) at theta = theta_k (the Fisher
-    information matrix of the policy, TRPO App. C), by double backpropagation; a tabular softmax policy
-    takes its closed form (:func:`tabular_fisher_vector_product`, equal to it, tested)."""
+    information matrix of the policy, TRPO App. C; ``old`` = ``policy.freeze(obs)`` at theta_k), by double
+    backpropagation; a tabular softmax policy takes its closed form (:func:`tabular_fisher_vector_product`,
+    equal to it, tested)."""
     if isinstance(policy, TabularSoftmaxPolicy):
         return tabular_fisher_vector_product(policy, obs, damping)
     return autograd_fisher_vector_product(policy, obs, old, damping)
@@ -164,10 +212,10 @@ def tabular_fisher_vector_product(policy: TabularSoftmaxPolicy, obs: torch.Tenso
     return fvp
 
 
-def autograd_fisher_vector_product(policy: Policy, obs: torch.Tensor, old: torch.distributions.Distribution,
+def autograd_fisher_vector_product(policy: Policy, obs: torch.Tensor, old: Any,
                                    damping: float) -> Callable[[torch.Tensor], torch.Tensor]:
     """v -> (H + damping I) v for any policy class, by double backpropagation through the mean KL."""
-    kl = torch.distributions.kl_divergence(old, policy.dist(obs)).mean()
+    kl = policy.mean_kl(old, obs)
     grad_kl = flat_grad(kl, policy, create_graph=True)
 
     def fvp(v: torch.Tensor) -> torch.Tensor:
@@ -319,14 +367,14 @@ class TrustRegionConfig(NamedTuple):
 def trust_region_update(policy: Policy, batch: Batch, method: Method, tr: TrustRegionConfig) -> UpdateInfo:
     """One ACPO / ATRPO / CPO / PCPO update of ``policy`` in place (module docstring)."""
     obs, act = batch.obs, batch.actions
+    old = policy.freeze(obs)
     with torch.no_grad():
-        old = policy.dist(obs)
-        old_logp = old.log_prob(act)
+        old_logp = policy.log_prob(obs, act)
     adv_r = batch.adv_r - batch.adv_r.mean()                   # centring leaves E[ratio * A] gradients unbiased
     adv_c = batch.adv_c - batch.adv_c.mean()
 
     def surrogates() -> tuple[torch.Tensor, torch.Tensor]:
-        ratio = torch.exp(policy.dist(obs).log_prob(act) - old_logp)
+        ratio = torch.exp(policy.log_prob(obs, act) - old_logp)
         return (ratio * adv_r).mean(), (ratio * adv_c).mean()
 
     L_R, L_C = surrogates()
@@ -366,8 +414,8 @@ def trust_region_update(policy: Policy, batch: Batch, method: Method, tr: TrustR
             return cost_ok and merit >= merit_k
         return cost_ok and (l_r >= 0 or c > 0)                  # CPO
 
-    accepted, kl_val = line_search(policy, theta_k, step.x, surrogates, lambda: float(
-        torch.distributions.kl_divergence(old, policy.dist(obs)).mean()), accept, tr)
+    accepted, kl_val = line_search(policy, theta_k, step.x, surrogates, lambda: float(policy.mean_kl(old, obs)),
+                                   accept, tr)
     return UpdateInfo(step.case, accepted, kl_val, step.nu)
 
 
@@ -404,17 +452,17 @@ def ppo_lag_update(policy: Policy, opt: torch.optim.Optimizer, batch: Batch, lam
     """PPO-Lagrangian (Ray et al. 2019): lambda <- max(0, lambda + lr_lambda (J_C - l)), then ``epochs``
     Adam steps on -E[min(ratio A, clip(ratio) A)] with A = (A_R - lambda A_C) / (1 + lambda)."""
     lam = max(0.0, lam + cfg.lr_lambda * batch.c)
+    old = policy.freeze(batch.obs)
     with torch.no_grad():
-        old = policy.dist(batch.obs)
-        old_logp = old.log_prob(batch.actions)
+        old_logp = policy.log_prob(batch.obs, batch.actions)
     adv = (batch.adv_r - lam * batch.adv_c) / (1.0 + lam)
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     for _ in range(cfg.epochs):
-        ratio = torch.exp(policy.dist(batch.obs).log_prob(batch.actions) - old_logp)
+        ratio = torch.exp(policy.log_prob(batch.obs, batch.actions) - old_logp)
         loss = -torch.min(ratio * adv, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
     with torch.no_grad():
-        kl = float(torch.distributions.kl_divergence(old, policy.dist(batch.obs)).mean())
+        kl = float(policy.mean_kl(old, batch.obs))
     return UpdateInfo("ppo", True, kl, lam), lam

@@ -26,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import linprog
 
+from icml24.common.rl import Rollout
+
 
 class CMDP(NamedTuple):
     """A tabular ACMDP with one constraint."""
@@ -57,6 +59,14 @@ class Evaluation(NamedTuple):
     A_C: np.ndarray      # (S, A) cost advantage
 
 
+class Averages(NamedTuple):
+    """The long-run averages of one policy (no bias functions)."""
+
+    d: np.ndarray        # (S,) stationary distribution d_pi
+    J: float             # average reward
+    J_C: float           # average cost
+
+
 class Optimum(NamedTuple):
     """The exact optimum of the occupancy-measure LP."""
 
@@ -84,6 +94,14 @@ def _bias(P_pi: np.ndarray, d: np.ndarray, f_pi: np.ndarray) -> tuple[float, np.
     J = float(d @ f_pi)
     V = np.linalg.solve(np.eye(S) - P_pi + np.outer(np.ones(S), d), f_pi - J)
     return J, V
+
+
+def averages(m: CMDP, pi: np.ndarray) -> Averages:
+    """d_pi, J = d_pi^T r_pi and J_C = d_pi^T c_pi of policy ``pi`` (S, A): what :func:`evaluate` returns for
+    them (the same operations), without the two Poisson solves."""
+    P_pi = np.einsum("sa,sat->st", pi, m.P)                    # (S, S)
+    d = stationary(P_pi)
+    return Averages(d, float(d @ (pi * m.r).sum(1)), float(d @ (pi * m.c).sum(1)))
 
 
 def evaluate(m: CMDP, pi: np.ndarray) -> Evaluation:
@@ -254,3 +272,23 @@ class TabularCMDPEnv:
         self.state = nxt
         none = np.zeros(self.num_envs, dtype=bool)
         return nxt.copy(), reward, none, none, {"cost": cost}
+
+    def rollout(self, pi: np.ndarray, steps: int) -> Rollout:
+        """``steps`` steps of every chain under the tabular policy ``pi`` (S, A), continuing from the current
+        states: the rollout that :func:`icml24.common.rl.collect` makes with :meth:`step` and the sampler
+        a = #{a' : U > cdf_pi(a'|s)}, U drawn from this environment's rng before each step (the same draws
+        in the same order, tested), with the per-step work cut to two comparisons and the rewards and costs
+        looked up once at the end."""
+        N, S, A = self.num_envs, self.m.n_states, self.m.n_actions
+        pi_cdf = np.cumsum(pi, axis=1)                          # (S, A)
+        u = self.rng.random((steps, 2, N))                      # per step: the action's uniform, then the move's
+        states = np.empty((steps + 1, N), dtype=np.int64)       # s_0 .. s_T
+        actions = np.empty((steps, N), dtype=np.int64)
+        s = states[0] = self.state
+        for t in range(steps):
+            a = np.minimum((u[t, 0][:, None] > pi_cdf[s]).sum(1), A - 1)                     # (N,) a ~ pi(.|s)
+            s = np.minimum((u[t, 1][:, None] > self.cdf[s, a]).sum(1), S - 1)                # (N,) s' ~ P(.|s, a)
+            actions[t], states[t + 1] = a, s
+        self.state = s
+        obs = states[:-1]
+        return Rollout(obs, actions, self.m.r[obs, actions], self.m.c[obs, actions], states[1:], s.copy())

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from scipy.special import softmax
+from threadpoolctl import threadpool_limits
 
 from icml24.common.rl import Rollout, average_gae, collect, gae
 from icml24.core import streams
@@ -43,6 +44,7 @@ from icml24.papers.acpo.algorithm import (
 from icml24.papers.acpo.cmdp import (
     CMDP,
     TabularCMDPEnv,
+    averages,
     cost_bounds,
     delayed_cost_cmdp,
     evaluate,
@@ -78,10 +80,11 @@ def learners(config: Config) -> tuple[Learner, ...]:
 
 
 class _Agent:
-    """A policy, its reward and cost critics and (PPO-Lagrangian) its optimiser and multiplier."""
+    """A policy, its reward and cost critics (one two-headed critic: head 0 reward, head 1 cost) and
+    (PPO-Lagrangian) its optimiser and multiplier."""
 
-    def __init__(self, learner: Learner, policy, critic_r, critic_c, config: Config):
-        self.learner, self.policy, self.critic_r, self.critic_c = learner, policy, critic_r, critic_c
+    def __init__(self, learner: Learner, policy, critic, config: Config):
+        self.learner, self.policy, self.critic = learner, policy, critic
         self.tr = TrustRegionConfig(config.delta, config.cg_iters, config.damping, config.backtracks, 0.5)
         self.ppo = PPOLagConfig(config.ppo_clip, config.ppo_epochs, config.ppo_lr, config.lagrange_lr)
         self.opt = torch.optim.Adam(policy.parameters(), lr=config.ppo_lr) if learner.method == "ppo_lag" else None
@@ -90,29 +93,26 @@ class _Agent:
 
     def update(self, ro: Rollout, limit: float, to_tensor) -> str:
         """Advantages from the current critics, critic fits, one policy update; returns its case."""
-        obs, nxt = to_tensor(ro.obs), to_tensor(ro.next_obs)   # (T, N, ...)
+        obs, nxt = to_tensor(ro.obs).flatten(0, 1), to_tensor(ro.next_obs).flatten(0, 1)   # (T * N, ...)
+        signals = (ro.rewards, ro.costs)                                                   # (T, N) each
+        v = self.critic(obs).double().numpy().reshape(2, *ro.rewards.shape)                # (2, T, N)
+        v_next = self.critic(nxt).double().numpy().reshape(2, *ro.rewards.shape)
         advs = []
-        for critic, signal in ((self.critic_r, ro.rewards), (self.critic_c, ro.costs)):
-            v = critic(obs.flatten(0, 1)).reshape(signal.shape).double().numpy()
-            v_next = critic(nxt.flatten(0, 1)).reshape(signal.shape).double().numpy()
+        for signal, v_i, v_next_i in zip(signals, v, v_next):
             if self.learner.gamma is None:
-                adv = average_gae(signal, v, v_next, float(signal.mean()), self.lam)
+                advs.append(average_gae(signal, v_i, v_next_i, float(signal.mean()), self.lam))
             else:
-                adv = gae(signal, v, v_next, self.learner.gamma, self.lam)
-            critic.fit(obs.flatten(0, 1), torch.as_tensor((adv + v).reshape(-1), dtype=_dtype(critic)))
-            advs.append(torch.as_tensor(adv.reshape(-1), dtype=torch.float64))
+                advs.append(gae(signal, v_i, v_next_i, self.learner.gamma, self.lam))
+        adv = np.stack(advs).reshape(2, -1)                                                # (2, T * N)
+        self.critic.fit(obs, torch.as_tensor(adv + v.reshape(2, -1), dtype=self.critic.dtype))  # GAE value targets
         acts = torch.as_tensor(ro.actions.reshape(-1, *ro.actions.shape[2:]))
-        batch = Batch(obs.flatten(0, 1), acts, advs[0].to(_pdtype(self.policy)), advs[1].to(_pdtype(self.policy)),
-                      float(ro.costs.mean()) - limit)
+        adv_t = torch.as_tensor(adv, dtype=_pdtype(self.policy))
+        batch = Batch(obs, acts, adv_t[0], adv_t[1], float(ro.costs.mean()) - limit)
         if self.opt is not None:                               # PPO-Lagrangian
             info, self.multiplier = ppo_lag_update(self.policy, self.opt, batch, self.multiplier, self.ppo)
         else:
             info = trust_region_update(self.policy, batch, self.learner.method, self.tr)  # type: ignore[arg-type]
         return info.case
-
-
-def _dtype(critic) -> torch.dtype:
-    return torch.float64 if isinstance(critic, TabularCritic) else torch.float32
 
 
 def _pdtype(policy) -> torch.dtype:
@@ -132,26 +132,20 @@ def train_tabular(m: CMDP, learner: Learner, config: Config, rng: np.random.Gene
     """Train ``learner`` on ``m`` from ``init_logits`` (default: the uniform policy) for ``iters`` updates."""
     S, A = m.n_states, m.n_actions
     policy = TabularSoftmaxPolicy(S, A, None if init_logits is None else torch.as_tensor(init_logits))
-    agent = _Agent(learner, policy, TabularCritic(S), TabularCritic(S), config)
+    agent = _Agent(learner, policy, TabularCritic(S, heads=2), config)
     env = TabularCMDPEnv(m, config.n_envs, rng)
-    obs, _ = env.reset()
-
-    def act(states: np.ndarray) -> np.ndarray:
-        cdf = np.cumsum(policy.table().numpy()[states], axis=1)            # (N, A)
-        return np.minimum((rng.random(len(states))[:, None] > cdf).sum(1), A - 1)
-
+    env.reset()
     J, J_C = [], []
     recoveries = 0
 
     def record() -> None:
-        ev = evaluate(m, policy.table().numpy())
-        J.append(ev.J)
-        J_C.append(ev.J_C)
+        av = averages(m, policy.table().numpy())
+        J.append(av.J)
+        J_C.append(av.J_C)
 
     record()
     for _ in range(config.iters if iters is None else iters):
-        ro = collect(env, act, obs, config.steps)
-        obs = ro.last_obs
+        ro = env.rollout(policy.table().numpy(), config.steps)      # continuing: each rollout goes on from the last
         recoveries += agent.update(ro, m.limit, lambda x: torch.as_tensor(x, dtype=torch.long)) == "recovery"
         record()
     return TabularTrace(np.array(J), np.array(J_C), recoveries)
@@ -202,7 +196,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ctx = ctx or RunContext.local()
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"iteration": list(map(float, range(config.iters + 1)))}
-    with ctx.threads(config.threads):
+    with ctx.threads(config.threads), threadpool_limits(config.threads):
         cmdps = instances(config, streams.rng(seed, "instance"))
         scales = {name: scale(m, config) for name, m in cmdps.items()}     # exact LPs, once per instance
         for name, m in cmdps.items():
@@ -250,8 +244,7 @@ def point_circle(config: Config, seed: int) -> dict[str, float]:
     env = PointCircleEnv(config.circle_envs)
     obs, _ = env.reset(seed=streams.int_seed(seed, "circle", "acpo", "env"))
     policy = GaussianMLPPolicy(4, 2, config.circle_hidden)
-    agent = _Agent(Learner("acpo", "acpo", None), policy, MLPCritic(4, config.circle_hidden),
-                   MLPCritic(4, config.circle_hidden), config)
+    agent = _Agent(Learner("acpo", "acpo", None), policy, MLPCritic(4, config.circle_hidden, heads=2), config)
 
     def act(o: np.ndarray) -> np.ndarray:
         with torch.no_grad():                            # a ~ N(mu(s), diag(exp(2 log_std))), from this run's stream
