@@ -1,8 +1,10 @@
 """purified_il: the DDPM block (forward marginal, one reverse step by hand, a 2-D toy), BC and BCND on known
-experts, the purifier, and the demonstration data (noise models, pairs, Minari round trip)."""
+experts, both purifiers (the paper's and the official code's), the demonstration data (noise models, pairs,
+Minari round trip, D1 from the expert's checkpoints) and the config's rules."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -23,10 +25,13 @@ from icml24.common.diffusion import (  # noqa: E402
     time_embedding,
 )
 from icml24.core.context import RunContext  # noqa: E402
+from icml24.core.errors import UserError  # noqa: E402
 from icml24.papers.purified_il import bc, demos  # noqa: E402
-from icml24.papers.purified_il.config import SMOKE  # noqa: E402
+from icml24.papers.purified_il.config import QUICK, SMOKE, validate  # noqa: E402
 from icml24.papers.purified_il.experiment import data_sets, demos_stage  # noqa: E402
-from icml24.papers.purified_il.purify import DDPMConfig, Purifier, fit_purifier  # noqa: E402
+from icml24.papers.purified_il.purify import DDPMConfig, OfficialEps, Purifier, fit_purifier  # noqa: E402
+
+PENDULUM_SMOKE = dataclasses.replace(SMOKE, env="Pendulum-v1", d1_steps=())
 
 
 def test_alpha_bar_is_the_variance_recursion_of_the_single_steps():
@@ -170,14 +175,47 @@ def test_the_purifier_is_the_identity_at_zero_and_pulls_points_back_to_a_line():
     np.testing.assert_array_equal(pur.purify(noisy, 0, g), noisy)
     off = lambda x: float(np.mean(np.abs(x[:, 1] - 0.8 * x[:, 0])))  # noqa: E731  distance to the line
     assert off(pur.purify(noisy, 100, g)) < 0.5 * off(noisy)
+    # the official code's purifier: raw units, and it too pulls the points back towards the line
+    torch.manual_seed(0)
+    official = fit_purifier(x_opt, cfg._replace(official=True, dropout=0.2), torch.Generator().manual_seed(0))
+    assert isinstance(official.model, OfficialEps) and official.train_mode
+    np.testing.assert_array_equal(official.mean, 0.0)
+    np.testing.assert_array_equal(official.std, 1.0)
+    assert off(official.purify(noisy, 100, g)) < 0.7 * off(noisy)
 
 
-def test_noise_models_have_their_stated_sizes():
+def test_the_official_network_ignores_the_step_shares_one_batch_norm_and_purifies_in_training_mode():
+    net = OfficialEps(5, 16, 3, dropout=0.0)
+    assert sum(isinstance(m, torch.nn.BatchNorm1d) for m in net.modules()) == 1        # one module for all layers
+    assert sum(isinstance(m, torch.nn.Linear) for m in net.modules()) == 4             # 3 hidden + output
+    x = torch.randn(32, 5)
+    net.train()
+    assert torch.equal(net(x, torch.zeros(32, dtype=torch.long)), net(x, torch.full((32,), 500)))
+    # training mode: batch norm uses the statistics of the batch, so a row's output depends on the others
+    assert not torch.allclose(net(x, torch.zeros(32))[:4], net(x[:4], torch.zeros(4)))
+    net.eval()
+    assert torch.allclose(net(x, torch.zeros(32))[:4], net(x[:4], torch.zeros(4)), atol=1e-6)
+    # the purifier sets the mode itself: the official one purifies in training mode (dropout on: not repeatable)
+    pur = Purifier(OfficialEps(2, 16, 2, dropout=0.5).eval(), linear_schedule(20), np.zeros(2), np.ones(2), True)
+    xs = np.random.default_rng(0).normal(size=(64, 2))
+    a = pur.purify(xs, 1, torch.Generator().manual_seed(0))
+    assert pur.model.training
+    b = pur.purify(xs, 1, torch.Generator().manual_seed(0))                # same diffusion noise, new dropout
+    assert not np.allclose(a, b)
+    ours = pur._replace(model=EpsMLP(2, 16, 2, 8).train(), train_mode=False)
+    np.testing.assert_array_equal(ours.purify(xs, 3, torch.Generator().manual_seed(0)),
+                                  ours.purify(xs, 3, torch.Generator().manual_seed(0)))
+    assert not ours.model.training
+
+
+def test_noise_models_have_their_stated_sizes_and_are_not_clipped():
     obs = np.tile([[1.0, 0.0, 0.0]], (20_000, 1))             # upright at rest: the expert's torque is 0
     rng = np.random.default_rng(0)
     task = demos.make_task("Pendulum-v1", 1, 0, RunContext.local())
     g = demos.noisy_expert(task, "gaussian", 0.25, rng)(obs)
     assert g.std() == pytest.approx(0.5, rel=0.03) and abs(g.mean()) < 0.02
+    big = demos.noisy_expert(task, "gaussian", 1.0, rng)(obs)         # std 2 = the bound: recorded unclipped
+    assert big.std() == pytest.approx(2.0, rel=0.03) and np.mean(np.abs(big) > 2.0) == pytest.approx(0.317, abs=0.02)
     u = demos.noisy_expert(task, "uniform", 0.25, rng)(obs)
     assert u.std() == pytest.approx(0.5, rel=0.03) and np.abs(u).max() <= 0.5 * math.sqrt(3) + 1e-9
     sp = demos.noisy_expert(task, "salt_pepper", 0.3, rng)(obs)
@@ -186,30 +224,48 @@ def test_noise_models_have_their_stated_sizes():
         demos.noisy_expert(task, "pink", 0.1, rng)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         demos.make_task("CartPole-v1", 1, 0, RunContext.local())
+    with pytest.raises(ValueError):
+        demos.make_task("Pendulum-v1", 1, 0, RunContext.local(), d1_steps=(100,))    # no checkpoints there
 
 
 def test_demonstrations_come_back_from_minari_as_pairs_with_the_expert_action(tmp_path):
     ctx = RunContext(cache_dir=tmp_path, code_hash="test")
     task = demos.make_task("Pendulum-v1", 1, 0, ctx)
-    d = demos_stage(SMOKE, task, 3, ctx)
+    d = demos_stage(PENDULUM_SMOKE, task, 3, ctx)
     assert len(d.optimal.states) == SMOKE.n_optimal
-    assert set(d.noisy) == {s.tag for s in data_sets(SMOKE)}
+    assert set(d.noisy) == {s.tag for s in data_sets(PENDULUM_SMOKE)} == {"g40", "g60", "uniform", "sp"}
     for p in (d.optimal, *d.noisy.values()):
         np.testing.assert_allclose(p.expert, offline.swing_up(p.states))
     # the optimal pairs are the expert's own actions (float32 storage); the noisy ones are not
     np.testing.assert_allclose(d.optimal.actions, d.optimal.expert, atol=1e-6)
     assert np.mean(np.abs(d.noisy["g60"].actions - d.noisy["g60"].expert)) > 0.1
     # the data sets are cached: a second call reads the same episodes
-    again = demos_stage(SMOKE, task, 3, ctx)
+    again = demos_stage(PENDULUM_SMOKE, task, 3, ctx)
     np.testing.assert_array_equal(again.noisy["sp"].actions, d.noisy["sp"].actions)
     assert len(list(tmp_path.glob("demonstrations-*"))) == 1
 
 
-def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
-    """The FULL path at toy size: Reacher-v5 (50-step episodes, 2-D actions in [-1, 1]) with a 300-step SAC
-    expert from the artefact cache, demonstrations as Minari datasets, purification and every learner."""
-    import dataclasses
+def test_the_config_rules_refuse_bad_d1_checkpoints_and_sweeps():
+    validate(QUICK)
+    validate(SMOKE)
+    validate(PENDULUM_SMOKE)
+    bad = [dict(d1_steps=(1100,)),                          # not a multiple of checkpoint_every
+           dict(d1_steps=(40_000,)),                        # not below expert_steps (the final expert)
+           dict(d1_steps=(1000, 1000)),
+           dict(d1_steps=()),                               # MuJoCo without D1
+           dict(env="Pendulum-v1"),                         # Pendulum with D1
+           dict(i_sweep=(30,)),                             # inverse_point itself
+           dict(i_sweep=(5000,)),                           # beyond T
+           dict(noise_levels=(0.6, 0.4))]
+    for change in bad:
+        with pytest.raises(UserError):
+            validate(dataclasses.replace(QUICK, **change))
 
+
+def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
+    """The QUICK path at toy size: Reacher-v5 (50-step episodes, 2-D actions in [-1, 1]) with a 300-step SAC
+    expert from the artefact cache (and its checkpoints, D1), demonstrations as Minari datasets, both
+    purifiers and every learner."""
     pytest.importorskip("stable_baselines3")
     pytest.importorskip("mujoco")
 
@@ -225,7 +281,24 @@ def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
     obs = np.zeros((4, 10))
     np.testing.assert_array_equal(task.expert(obs), demos.make_task("Reacher-v5", 300, 0, ctx).expert(obs))
     assert len(list(tmp_path.glob("sb3_expert-*"))) == 1                   # read back, not trained again
-    cfg = dataclasses.replace(SMOKE, env="Reacher-v5", expert_steps=300)
-    res = run(cfg, 0, ctx)
-    assert np.isfinite(res.metrics["score_dpbc_strong"]) and res.metrics["return_expert"] != res.metrics["return_uniform"]
-    assert res.metrics["act_err_before_strong"] > 0
+    # D1: the checkpoints saved by the same training run (SMOKE: every 100 steps), from one cache entry
+    ck = demos.make_task("Reacher-v5", 300, 0, ctx, checkpoint_every=100, d1_steps=(200, 100))
+    assert sorted(ck.checkpoints) == [100, 200] and len(list(tmp_path.glob("sb3_expert-*"))) == 2
+    obs = np.random.default_rng(0).normal(size=(8, 10))
+    assert not np.allclose(ck.checkpoints[100](obs), ck.expert(obs))
+    d = demos_stage(SMOKE, ck, 0, ctx)
+    assert set(d.noisy) == {"g40", "g60", "uniform", "sp", "ck200", "ck100"}
+    p = d.noisy["ck100"]                                         # the checkpoint's own deterministic actions
+    np.testing.assert_allclose(p.actions, ck.checkpoints[100](p.states), atol=1e-5)
+    res = run(SMOKE, 0, ctx)
+    m = res.metrics
+    assert len(list(tmp_path.glob("sb3_expert-*"))) == 2                  # read back, not trained again
+    for key in ("score_dpbc_strong", "score_dpbco_strong", "score_oracle_strong", "score_bc_d1_strong",
+                "score_dpbc_i2_strong", "score_dpbco_i2_strong", "act_err_after_official_strong"):
+        assert np.isfinite(m[key]), key
+    assert m["return_expert"] != m["return_uniform"] and m["act_err_before_strong"] > 0
+    assert m["headroom_strong"] == m["score_oracle_strong"] - m["score_bc_strong"]
+    assert m["gain_weak_pos"] == max(m["gain_weak"], 0.0)
+    assert m["act_err_before_d1_strong"] == m["act_err_before_ck100"]   # the worst checkpoint is D1's L1
+    assert res.curves["i_sweep"] == [2.0, 5.0]
+    assert res.curves["score_vs_i_dpbc"] == [m["score_dpbc_i2_strong"], m["score_dpbc_strong"]]
