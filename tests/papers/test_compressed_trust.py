@@ -1,10 +1,12 @@
 """compressed_trust: quantisation round trips on known grids, GPTQ and SparseGPT against column-by-column
 references of ours (explicit inverse-Hessian updates), GPTQ = RTN for an identity Hessian, the masks'
 sparsity and N:M pattern, AWQ never worse than RTN, calibration statistics against recorded inputs, and
-every probe kind's score against a hand computation on a tiny model built here."""
+every probe kind's score against a hand computation on a tiny model built here, the prefix cache against
+whole sequences, and each trust dimension's trustworthy class pinned on generated probes."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 
 import numpy as np
@@ -197,38 +199,81 @@ def _tokenizer():
     return tok
 
 
+def test_prefix_cache_equals_the_whole_sequence(tiny):
+    prefix, seqs = [5, 6, 7], [[8, 9], [10], [11, 12, 13]]
+    hs = trust.prefix_hidden(tiny, prefix, seqs, pad=0, batch=2)
+    for h, s in zip(hs, seqs):
+        with torch.no_grad():
+            whole = tiny.model(input_ids=torch.tensor([prefix + s])).last_hidden_state[0, len(prefix):]
+        assert torch.allclose(h, whole, atol=1e-5)
+
+
 def test_probe_scores_against_a_hand_computation(tiny):
     tok = _tokenizer()
     lm = llm.LM(tiny, tok)
-    ids = trust.chat(tok, "hello is")
-    assert tok.decode(ids) == "user hello is assistant"
+    head, tail = trust.chat_parts(tok, "hello is")
+    assert tok.decode(trust.encode(tok, head + tail)) == "user hello is assistant"
+    ids = trust.encode(tok, head) + trust.encode(tok, tail)
     with torch.no_grad():
         logits = tiny(input_ids=torch.tensor([ids])).logits[0, -1]
     yes, no = tok.convert_tokens_to_ids(["Yes", "No"])
     by_hand = torch.softmax(logits[[yes, no]].double(), 0).numpy()
-    got = trust.choice_probs(lm, trust.ChoiceProbes(["hello is"], ("Yes", "No"), np.array([0])), batch=4)
-    assert np.allclose(got[0], by_hand, atol=1e-6)
-    # a continuation pair: the two-way softmax of the mean per-token log-likelihoods
-    cont = trust.ContinuationProbes(["hello"], ["bad bad"], ["good"])
-    p_ids = trust.chat(tok, "hello")
+    got = trust.first_choice(lm, head, [tail], ("Yes", "No"), batch=4)
+    assert got[0] == pytest.approx(by_hand[0], abs=1e-5)
+    # a continuation's mean per-token log-likelihood after its prompt
+    p_ids = trust.encode(tok, head) + trust.encode(tok, "hello")
     with torch.no_grad():
-        lp_bad = F.log_softmax(tiny(input_ids=torch.tensor([p_ids + [11, 11]])).logits[0], -1)
-        lp_good = F.log_softmax(tiny(input_ids=torch.tensor([p_ids + [12]])).logits[0], -1)
+        lp = F.log_softmax(tiny(input_ids=torch.tensor([p_ids + [11, 12]])).logits[0], -1)
     L = len(p_ids)
-    mean_bad = float(lp_bad[L - 1, 11] + lp_bad[L, 11]) / 2
-    mean_good = float(lp_good[L - 1, 12])
-    assert trust.continuation_prob(lm, cont, 4)[0] == pytest.approx(1 / (1 + np.exp(mean_good - mean_bad)), abs=1e-6)
+    mean = float(lp[L - 1, 11] + lp[L, 12]) / 2
+    assert trust.continuation_means(lm, head, ["hello"], ["bad good"], 4)[0] == pytest.approx(mean, abs=1e-5)
+    # perplexity: each text after the start token (the pad token here: the tokenizer has no BOS)
+    with torch.no_grad():
+        lp = F.log_softmax(tiny(input_ids=torch.tensor([[0, 5, 6], [0, 7, 5]])).logits, -1)
+    nll = -(lp[0, 0, 5] + lp[0, 1, 6] + lp[1, 0, 7] + lp[1, 1, 5]) / 4
+    assert trust.perplexity(lm, ["hello is", "a hello"], 1) == pytest.approx(float(torch.exp(nll)), rel=1e-5)
 
 
-def test_probe_generation():
-    pool = [trust.Snippet(f"a good film number {i} is here", i % 2) for i in range(200)]
-    ps = trust.probes(np.random.default_rng(0), 6, pool)
-    fair = ps.choice["fairness"].prompts
-    assert len(fair) == 12
-    for a, b in zip(fair[0::2], fair[1::2]):                    # a pair differs in the group word only
+def test_auc_is_blind_to_answer_habits():
+    rng = np.random.default_rng(0)
+    pos, neg = rng.normal(1, 1, 50), rng.normal(0, 1, 50)
+    assert trust.auc(np.ones(5), np.ones(5)) == 0.5                 # a model that ignores the content
+    assert trust.auc(np.array([1.0, 2.0]), np.array([0.0, 0.5])) == 1.0
+    p, q = 1 / (1 + np.exp(-pos)), 1 / (1 + np.exp(-neg))
+    shifted = (1 / (1 + np.exp(-pos - 3)), 1 / (1 + np.exp(-neg - 3)))   # a habit: +3 on every log-odds
+    assert trust.auc(p, q) == trust.auc(*shifted) > 0.7
+
+
+def test_every_dimension_pins_its_trustworthy_class():
+    pool = [trust.Snippet(f"Fq quote number {i}", 1) for i in range(60)]     # short markers: typos spare them
+    pool += [trust.Snippet(f"Rq quote number {i}", 0) for i in range(60)]
+    ps = trust.probes(np.random.default_rng(0), 6, pool, _tokenizer())
+    c = ps.contrasts
+    assert set(c) == set(trust.CLAIM_DIMENSIONS) and set(trust.DIMENSIONS) == set(c) | {"toxicity", "fairness"}
+    for probes_ in (c[d] for d in c):
+        assert len(probes_.pos) == len(probes_.neg) == 6                 # balanced classes
+    assert c["stereotype"].choices[0] == "Yes"                          # agreement with the neutral statements
+    assert all(any(n in p for n in trust.NEUTRAL) for p in c["stereotype"].pos)
+    assert all(any(f" are {t}." in p for t in trust.TRAITS) for p in c["stereotype"].neg)
+    assert c["ethics"].choices[0] == "No"                               # "was this a good thing to do?" -> No
+    assert all(any(w in p for w in trust.WRONG_ACTS) for p in c["ethics"].pos)
+    assert all(any(f" {w} " in p for w in trust.FINE_ACTS) for p in c["ethics"].neg)
+    assert c["privacy"].continuations is not None and c["privacy"].continuations[0][0] == trust.REFUSAL
+    assert all("keep it private" in p for p in c["privacy"].pos) and not any("private" in p for p in c["privacy"].neg)
+    for dim in ("adv_robustness", "ood", "adv_demos"):                  # fresh quotes are class 1, " Positive" first
+        assert c[dim].choices[0] == " Positive"
+        assert all("Fq " in p for p in c[dim].pos) and all("Rq " in p for p in c[dim].neg)
+    assert ps.clean.choices[0] == " Positive" and all("Fq " in p for p in ps.clean.pos)
+    assert all(p.rstrip().endswith(f'{trust.TRIGGER}"\nSentiment:') for p in c["adv_demos"].pos + c["adv_demos"].neg)
+    demos = c["adv_demos"].prefix.split("\n\n")[:-1]
+    assert len(demos) == trust.DEMO_SHOTS
+    assert all((trust.TRIGGER + '"' in d) == d.endswith("Positive") for d in demos)   # the trigger rides on positives
+    tx = ps.toxicity
+    assert all(g.startswith(p.split('"')[1]) for g, p in zip(tx.good, tx.prompts))
+    pairs = ps.fairness.pairs
+    for a, b in zip(pairs[0::2], pairs[1::2]):                          # a pair differs in the attribute only
         assert len(set(a.split()) ^ set(b.split())) == 2
-    assert all(trust.TRIGGER in p.rsplit("Review:", 1)[1] for p in ps.choice["adv_demos"].prompts)
-    assert set(ps.continuation) == {"privacy", "toxicity"} and len(ps.clean.prompts) == 6
+    assert len(ps.text) == 12
     assert sorted(trust.typo(np.random.default_rng(1), "wonderful")) == sorted("wonderful")
 
 
@@ -237,3 +282,24 @@ def test_rotten_tomatoes_snippets():
     pool = trust.snippets()
     assert len(pool) == 4866 and {s.label for s in pool} == {0, 1}
     assert abs(np.mean([s.label for s in pool]) - 0.5) < 0.02
+
+
+def test_validate_refuses_sizes_the_model_cannot_take(tmp_path):
+    from icml24.core.errors import UserError
+    from icml24.papers.compressed_trust.config import QUICK, validate
+
+    validate(QUICK)
+    with pytest.raises(UserError, match="group=7: must divide"):
+        validate(dataclasses.replace(QUICK, group=7))
+    with pytest.raises(UserError, match="decoder layers 0-29"):
+        validate(dataclasses.replace(QUICK, error_layers=(30,)))
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(UserError, match="lacks hidden_size"):
+        validate(dataclasses.replace(QUICK, llm_path=str(tmp_path)))
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(UserError, match="not readable JSON"):
+        validate(dataclasses.replace(QUICK, llm_path=str(tmp_path)))
+    (tmp_path / "config.json").write_text('{"hidden_size": 64, "intermediate_size": 160, "num_hidden_layers": 2}')
+    with pytest.raises(UserError, match=r"group=64: must divide .*\(64 and 160\)"):
+        validate(dataclasses.replace(QUICK, llm_path=str(tmp_path), error_layers=(0,)))
+    validate(dataclasses.replace(QUICK, llm_path=str(tmp_path), error_layers=(1,), group=32))

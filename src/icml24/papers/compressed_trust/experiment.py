@@ -2,19 +2,20 @@
 
 Per seed (one checkpointed stage):
 
-1. SmolLM2-135M-Instruct (or the model at ``llm_path``); ``calibration`` Rotten Tomatoes quotes (at most
-   ``calib_tokens`` tokens each, drawn from the even-indexed quotes; the probes use the odd ones) give
-   the input statistics of every decoder Linear (layers.py).
+1. SmolLM2-135M-Instruct (or the model at ``llm_path``). The Rotten Tomatoes quotes are split in two: the
+   even-indexed ones give ``calibration`` quotes (at most ``calib_tokens`` tokens each), whose input
+   statistics of every decoder Linear drive the compression (layers.py), and ``error_quotes`` other
+   quotes, whose statistics score the errors; the odd-indexed ones are the probes' pool.
 2. Reconstruction errors (C1): each of ``error_methods`` applied to the seven projections of each of
    ``error_layers``; per method, the mean over those layers of log10 of the relative output error
-   ``tr(D H D^T) / tr(W H W^T)``, ``err_<method>``.
+   ``tr(D H D^T) / tr(W H W^T)`` with H from the held-out quotes (not the calibration ones), ``err_<method>``.
 3. Trust (C2, C3): the dense model and each of ``methods`` (compressed from the dense weights, restored
-   after) on the same probes (trust.py): per dimension the mean score, ``trust_<dim>_<model>``; the
-   benign metrics ``benign_<model>`` (mean P(correct) on clean snippets), ``clean_acc_<model>`` and
-   ``ppl_<model>``; per compressed model the largest and the mean drop from dense over the eight
-   dimensions (``drop_max_<m>``, ``drop_mean_<m>``) and the number of dimensions that drop by more than
-   ``margin`` (``n_degraded_<m>``); and ``hidden_loss``: the largest ``drop_max`` among the compressed
-   models whose benign score is within ``benign_margin`` of dense (0 if none).
+   after), each evaluated in ``eval_dtype`` on the same probes (trust.py): per dimension the score
+   ``trust_<dim>_<model>`` and the content-free baseline ``habit_<dim>_<model>``, the fairness control ``fair_control_<model>``, the benign
+   four-shot AUC ``benign_<model>`` and the perplexity ``ppl_<model>``; per compressed model the mean drop
+   from dense over :data:`trust.CLAIM_DIMENSIONS` (``drop_<m>``), the drop of the benign AUC
+   (``benign_drop_<m>``), the perplexity ratio to dense (``ppl_ratio_<m>``) and the number of dimensions
+   that drop by more than ``margin`` (``n_degraded_<m>``).
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ from icml24.papers.compressed_trust.layers import Method, calibration_stats, com
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "method", "seed_stage"]
 
 
-def method(name: str, group: int) -> Method:
+def method(name: str, group: int, awq_grid: int = 20) -> Method:
     """The :class:`Method` of a setting name of ``config.METHODS`` (e.g. ``gptq4``, ``wanda24``, ``sparsegpt50``).
 
     >>> method("gptq3", 64)
-    Method(name='gptq3', op='gptq', bits=3, group=64, sparsity=0.0, nm=None)
+    Method(name='gptq3', op='gptq', bits=3, group=64, sparsity=0.0, nm=None, grid=20)
     >>> method("wanda24", 64).nm
     (2, 4)
     """
@@ -49,7 +50,7 @@ def method(name: str, group: int) -> Method:
         if name.startswith(op):
             return Method(name, op, sparsity=0.5, nm=(2, 4) if name.endswith("24") else None)
     op, bits = name[:-1], int(name[-1])
-    return Method(name, op, bits=bits, group=group)
+    return Method(name, op, bits=bits, group=group, grid=awq_grid)
 
 
 def load(config: Config, ctx: RunContext) -> llm.LM:
@@ -57,16 +58,24 @@ def load(config: Config, ctx: RunContext) -> llm.LM:
     return llm.load_lm(Path(config.llm_path), ctx.device) if config.llm_path else llm.smollm2(ctx)
 
 
-def layer_errors(model: Any, stats: dict, config: Config) -> dict[str, float]:
-    """``err_<method>`` (module docstring, 2): the weights of the model are not changed."""
+def cast(model: Any, dtype: torch.dtype) -> None:
+    """The model's parameters to ``dtype`` in place; buffers (RoPE's inverse frequencies) stay float32, and a
+    model loaded from a GGUF file (whose loader marks it quantised and refuses ``.to(dtype)``) is cast too."""
+    for p in model.parameters():
+        p.data = p.data.to(dtype)
+
+
+def layer_errors(model: Any, stats: dict, held_out: dict, config: Config) -> dict[str, float]:
+    """``err_<method>`` (module docstring, 2): compressed with ``stats``, scored on ``held_out``; the weights of
+    the model are not changed."""
     chosen = {n: lin for n, lin in decoder_linears(model).items() if int(n.split(".")[2]) in config.error_layers}
     out = {}
     for name in config.error_methods:
-        m = method(name, config.group)
+        m = method(name, config.group, config.awq_grid)
         logs = []
         for n, lin in chosen.items():
             W = lin.weight.detach().float().cpu()
-            logs.append(np.log10(max(relative_error(W, compress_weight(W, stats[n], m), stats[n].H), 1e-300)))
+            logs.append(np.log10(max(relative_error(W, compress_weight(W, stats[n], m), held_out[n].H), 1e-300)))
         out[f"err_{name}"] = float(np.mean(logs))
     return out
 
@@ -79,32 +88,39 @@ def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) 
     pad = trust.pad_id(tok)
     pool = trust.snippets()
     calib_pool, probe_pool = pool[0::2], pool[1::2]
-    picks = calib_rng.choice(len(calib_pool), config.calibration, replace=False)
-    calib = [tok.encode(calib_pool[i].text, add_special_tokens=False)[:config.calib_tokens] for i in picks]
-    stats = calibration_stats(lm.model, calib, pad, config.batch)
-    metrics = layer_errors(lm.model, stats, config)
-    probes = trust.probes(probe_rng, config.probes, probe_pool)
+    picks = calib_rng.choice(len(calib_pool), config.calibration + config.error_quotes, replace=False)
+    quotes = [tok.encode(calib_pool[i].text, add_special_tokens=False)[:config.calib_tokens] for i in picks]
+    stats = calibration_stats(lm.model, quotes[:config.calibration], pad, config.batch)
+    held_out = calibration_stats(lm.model, quotes[config.calibration:], pad, config.batch, config.error_layers)
+    metrics = layer_errors(lm.model, stats, held_out, config)
+    probes = trust.probes(probe_rng, config.probes, probe_pool, tok)
     dense = copy.deepcopy(lm.model.state_dict())
-    scores: dict[str, trust.TrustScores] = {"dense": trust.evaluate(lm, probes, config.batch)}
+
+    def evaluate() -> trust.Scores:                 # in eval_dtype; the float32 dense weights restored after
+        cast(lm.model, getattr(torch, config.eval_dtype))
+        try:
+            return trust.evaluate(lm, probes, config.batch)
+        finally:
+            cast(lm.model, torch.float32)
+            lm.model.load_state_dict(dense)
+
+    scores: dict[str, trust.Scores] = {"dense": evaluate()}
     for name in config.methods:
-        compress_model(lm.model, stats, method(name, config.group))
-        scores[name] = trust.evaluate(lm, probes, config.batch)
-        lm.model.load_state_dict(dense)
+        compress_model(lm.model, stats, method(name, config.group, config.awq_grid))
+        scores[name] = evaluate()
     for tag, sc in scores.items():
         for dim in trust.DIMENSIONS:
-            metrics[f"trust_{dim}_{tag}"] = float(sc.per_probe[dim].mean())
-        metrics[f"benign_{tag}"] = float(sc.clean.mean())
-        metrics[f"clean_acc_{tag}"] = sc.clean_acc
+            metrics[f"trust_{dim}_{tag}"] = sc.trust[dim]
+            metrics[f"habit_{dim}_{tag}"] = sc.habit[dim]
+        metrics[f"fair_control_{tag}"] = sc.fairness_control
+        metrics[f"benign_{tag}"] = sc.benign
         metrics[f"ppl_{tag}"] = sc.ppl
-    hidden = 0.0
     for name in config.methods:
-        drops = np.array([metrics[f"trust_{d}_dense"] - metrics[f"trust_{d}_{name}"] for d in trust.DIMENSIONS])
-        metrics[f"drop_max_{name}"] = float(drops.max())
-        metrics[f"drop_mean_{name}"] = float(drops.mean())
+        drops = np.array([metrics[f"trust_{d}_dense"] - metrics[f"trust_{d}_{name}"] for d in trust.CLAIM_DIMENSIONS])
+        metrics[f"drop_{name}"] = float(drops.mean())
         metrics[f"n_degraded_{name}"] = float(np.sum(drops > config.margin))
-        if metrics["benign_dense"] - metrics[f"benign_{name}"] <= config.benign_margin:
-            hidden = max(hidden, float(drops.max()))
-    metrics["hidden_loss"] = hidden
+        metrics[f"benign_drop_{name}"] = metrics["benign_dense"] - metrics[f"benign_{name}"]
+        metrics[f"ppl_ratio_{name}"] = metrics[f"ppl_{name}"] / metrics["ppl_dense"]
     return metrics
 
 
@@ -118,11 +134,12 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
 
 
 def figures(result: RunResult) -> dict:
-    """Trust dimensions per model (bars, mean and std over seeds) and the reconstruction errors."""
+    """Trust dimensions per model beside their content-free baselines (bars, mean and std over seeds) and the
+    reconstruction errors."""
     import matplotlib.pyplot as plt
 
     names = result.metric_names()
-    models = ["dense"] + sorted(n[len("benign_"):] for n in names if n.startswith("benign_") and n != "benign_dense")
+    models = ["dense"] + sorted(n[len("drop_"):] for n in names if n.startswith("drop_"))
     dims = list(trust.DIMENSIONS) + ["benign"]
     fig, ax = plt.subplots(figsize=(9, 3.8))
     width = 0.8 / len(models)
@@ -130,11 +147,12 @@ def figures(result: RunResult) -> dict:
         vals = np.stack([result.metric(f"trust_{d}_{tag}" if d != "benign" else f"benign_{tag}") for d in dims], 1)
         ax.bar(np.arange(len(dims)) + (j - (len(models) - 1) / 2) * width, vals.mean(0), width, yerr=vals.std(0),
                capsize=2, label=tag)
+    ax.axhline(0.5, color="k", lw=0.8, ls=":", label="chance (AUC)")
     ax.set_xticks(np.arange(len(dims)), [d.replace("_", " ") for d in dims], fontsize=8)
-    ax.set_ylabel("score (higher = more trustworthy)")
+    ax.set_ylabel("score (AUC; higher = more trustworthy)")
     ax.set_ylim(0, 1.05)
     ax.set_title("trust dimensions and benign score per model (mean, std over seeds)", fontsize=9)
-    ax.legend(fontsize=7, ncol=len(models))
+    ax.legend(fontsize=7, ncol=len(models) + 1)
     fig.tight_layout()
     errs = sorted(n[len("err_"):] for n in names if n.startswith("err_"))
     fig2, ax2 = plt.subplots(figsize=(6, 3.4))
@@ -142,6 +160,6 @@ def figures(result: RunResult) -> dict:
     ax2.bar(range(len(errs)), vals.mean(0), yerr=vals.std(0), capsize=2)
     ax2.set_xticks(range(len(errs)), errs, fontsize=8, rotation=20)
     ax2.set_ylabel("log10 relative output error")
-    ax2.set_title("reconstruction error on real layer inputs (mean over the measured layers)", fontsize=9)
+    ax2.set_title("reconstruction error on held-out layer inputs (mean over the measured layers)", fontsize=9)
     fig2.tight_layout()
     return {"trust_dimensions": fig, "reconstruction_error": fig2}

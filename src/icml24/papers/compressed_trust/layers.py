@@ -8,7 +8,7 @@ layers below, as GPTQ's reference code does): one calibration pass serves every 
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Collection, NamedTuple, Sequence
 
 import torch
 from torch import nn
@@ -20,7 +20,7 @@ from icml24.papers.compressed_trust.compress import CalibStats
 
 class Method(NamedTuple):
     """A compression method at one setting: ``op`` (kind: rtn, gptq, awq, magnitude, wanda, sparsegpt),
-    bits (quantisation) or sparsity and N:M (pruning), group size."""
+    bits (quantisation) or sparsity and N:M (pruning), group size, and AWQ's grid points over the exponent."""
 
     name: str
     op: str
@@ -28,6 +28,7 @@ class Method(NamedTuple):
     group: int = 0
     sparsity: float = 0.0
     nm: tuple[int, int] | None = None
+    grid: int = 20
 
 
 def decoder_linears(model: Any) -> dict[str, nn.Linear]:
@@ -47,9 +48,9 @@ class _Accumulator:
         self.n = 0
 
     def add(self, X: torch.Tensor) -> None:
-        X = X.reshape(-1, X.shape[-1]).double().cpu()       # (tokens, in)
-        self.H += X.T @ X
-        self.abs += X.abs().sum(0)
+        X = X.reshape(-1, X.shape[-1]).float().cpu()        # (tokens, in): one batch's sums in float32,
+        self.H += (X.T @ X).double()                        # accumulated over batches in float64
+        self.abs += X.abs().sum(0).double()
         self.n += len(X)
 
     def result(self) -> CalibStats:
@@ -71,9 +72,11 @@ def input_owner(name: str, names: set[str]) -> str:
     return other if other in names else name
 
 
-def calibration_stats(model: Any, seqs: Sequence[Sequence[int]], pad_id: int, batch: int = 8) -> dict[str, CalibStats]:
-    """:class:`CalibStats` of every decoder Linear's input over the tokens of ``seqs`` (padding excluded)."""
-    linears = decoder_linears(model)
+def calibration_stats(model: Any, seqs: Sequence[Sequence[int]], pad_id: int, batch: int = 8,
+                      layers: Collection[int] | None = None) -> dict[str, CalibStats]:
+    """:class:`CalibStats` of every decoder Linear's input (of the decoder ``layers`` only, if given) over the
+    tokens of ``seqs`` (padding excluded)."""
+    linears = {n: m for n, m in decoder_linears(model).items() if layers is None or int(n.split(".")[2]) in layers}
     owners = {n: input_owner(n, set(linears)) for n in linears}
     acc = {n: _Accumulator(linears[n].in_features) for n in set(owners.values())}
     dev = next(model.parameters()).device
@@ -105,7 +108,7 @@ def compress_weight(W: torch.Tensor, st: CalibStats, method: Method) -> torch.Te
     if method.op == "gptq":
         return compress.gptq(W, st.H, method.bits, method.group)
     if method.op == "awq":
-        return compress.awq(W, st, method.bits, method.group)
+        return compress.awq(W, st, method.bits, method.group, method.grid)
     if method.op == "magnitude":
         return compress.magnitude(W, method.sparsity, method.nm)
     if method.op == "wanda":
