@@ -3,9 +3,9 @@
 The paper's evidence is LLaVA-1.5-13B, IDEFICS and InstructBLIP on ScienceQA, VG-Relation and MME
 (none installs offline). What carries over to a CPU is the same pipeline on (a) a small Llama trained
 here with a planted position bias, where the truth is known, and (b) SmolLM2-135M-Instruct, a real
-instruction-tuned model with a strong letter preference. Bands were fixed before the first QUICK run; the
-redesign of issue 33 (label-free orientation, ITI's own strength, C3 against the random control with a
-per-seed label-free alpha) fixed its bands after the pilot on seeds 100-105 and before the claim seeds.
+instruction-tuned model with a strong letter preference. The bands of the label-free orientation, ITI at its
+own tuned strength and C3 against the random control (a per-seed label-free alpha) were fixed after the
+pilot on seeds 100-105 and before the claim seeds ran.
 """
 
 from __future__ import annotations
