@@ -293,6 +293,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     for arm in ARMS:
         curves[f"score_vs_i_{arm}"] = [metrics[f"score_{arm}_strong" if i == config.inverse_point
                                                else f"score_{arm}_i{i}_strong"] for i in points]
+    curves["score_vs_i_bc"] = [metrics["score_bc_strong"]] * len(points)   # BC's reference (no purification)
     return SeedResult(seed=seed, metrics=metrics, curves=curves)
 
 
@@ -323,6 +324,7 @@ def figures(result: RunResult) -> dict:
     band(ax2, 1 + grid, result.curve(f"err_curve_official_g{round(100 * levels[-1])}"),
          label=f"official purifier, noise {levels[-1]:g}")
     ax2.set_xscale("log")
+    ax2.set_yscale("log")   # the step-blind official network diverges on full chains
     ax2.set_xlabel("1 + inverse point i_r")
     ax2.set_ylabel("E ||a_hat_0 - pi*(s)||")
     ax2.set_title("action purification error along the inverse point (Theorem 4's trade-off)", fontsize=9)
@@ -330,7 +332,7 @@ def figures(result: RunResult) -> dict:
     fig2.tight_layout()
     points = result.curve("i_sweep")[0]
     fig3, ax3 = plt.subplots(figsize=(6, 3.8))
-    for arm in ARMS:
+    for arm in (*ARMS, "bc"):
         band(ax3, points, result.curve(f"score_vs_i_{arm}"), label=_LABELS[arm])
     ax3.set_xscale("log")
     ax3.set_xlabel("inverse point i_r")
