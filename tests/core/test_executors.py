@@ -39,6 +39,12 @@ def test_serial_and_process_agree_on_paper_units():
     assert set(serial) == {0, 1, 2, 3} and serial == process
 
 
+def test_process_workers_cap_their_blas_pools_at_their_share_of_the_cores():
+    outs = list(execute(range(2), fn=testing.blas_threads, executor="process", workers=2))
+    share = max(1, (os.cpu_count() or 1) // 2)
+    assert [o.result["threads"] for o in outs] == [[share], [share]]
+
+
 def test_failing_unit_is_retried_once_then_reported_while_others_finish():
     for name in ("serial", "process"):
         outs = {o.unit: o for o in execute(range(6), fn=testing.fail_on_odd, executor=name, workers=2)}

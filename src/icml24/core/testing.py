@@ -10,6 +10,14 @@ def square(x: int) -> dict:
     return {"x": x, "y": x * x}
 
 
+def blas_threads(x: int) -> dict:
+    """The thread counts of the BLAS pools numpy's worker process sees (the executor's cap)."""
+    import numpy as np  # noqa: F401  (loads the BLAS library, so threadpoolctl can see it)
+    from threadpoolctl import threadpool_info
+
+    return {"x": x, "threads": sorted({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})}
+
+
 def fail_on_odd(x: int) -> dict:
     """Raises a worker-like fault (``RuntimeError``) for odd inputs on every attempt; even inputs behave like
     :func:`square`."""
