@@ -43,14 +43,19 @@ def extras_installed(paper):
 
 
 @pytest.fixture(scope="module")
-def smoke_runs(paper, extras_installed):
+def smoke_runs(paper, extras_installed, tmp_path_factory):
     """Two SMOKE runs of seed 0 (for determinism) - computed once per paper - and the torch thread
-    counts before and after (``run`` must restore what it changes)."""
+    counts before and after (``run`` must restore what it changes). Both runs share an artefact cache
+    (nothing is checkpointed, so the second run computes everything again): the first builds an
+    artefact (SmolLM2's conversion, an expert), the second loads it, and the two must agree."""
     import torch
 
+    from icml24.core.context import RunContext
+
     exp = paper.experiment
+    ctx = RunContext(cache_dir=tmp_path_factory.mktemp(f"cache-{paper.slug}"))
     before = torch.get_num_threads()
-    runs = exp.run(exp.SMOKE, 0), exp.run(exp.SMOKE, 0)
+    runs = exp.run(exp.SMOKE, 0, ctx), exp.run(exp.SMOKE, 0, ctx)
     return (*runs, (before, torch.get_num_threads()))
 
 
