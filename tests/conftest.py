@@ -22,3 +22,26 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "icml24.cli", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def smollm2_cache(tmp_path_factory):
+    """A callable that puts SmolLM2's converted artefact into a test's cache folder. The GGUF is dequantised
+    once per session (about 25 s) and hard-linked into each folder that asks, so the tests that read the real
+    model share one conversion; what is linked is exactly what ``llm.smollm2`` builds under its own key."""
+    import shutil
+
+    from icml24.common import llm
+    from icml24.core.context import RunContext
+
+    root = tmp_path_factory.mktemp("smollm2-once")
+    llm.smollm2(RunContext(cache_dir=root))
+    (built,) = [p for p in root.iterdir() if p.is_dir()]
+
+    def seed(cache_dir: Path) -> Path:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        if not (cache_dir / built.name).exists():
+            shutil.copytree(built, cache_dir / built.name, copy_function=os.link)
+        return cache_dir
+
+    return seed

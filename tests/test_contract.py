@@ -19,6 +19,8 @@ from icml24.core.registry import code_files, get_paper, list_papers
 from icml24.core.results import RunResult, SeedResult, dumps, read_json
 
 PAPERS = list_papers() + ["_template"]
+SMOKE_READS_SMOLLM2 = {"compressed_trust"}
+"""The papers whose SMOKE loads the real SmolLM2 (the others' SMOKE uses a tiny random Llama or none)."""
 README_SECTIONS = ("The claim", "What we reproduce", "Results", "Deviations from the paper",
                    "Notation map", "How to run", "Citation")
 
@@ -43,17 +45,21 @@ def extras_installed(paper):
 
 
 @pytest.fixture(scope="module")
-def smoke_runs(paper, extras_installed, tmp_path_factory):
+def smoke_runs(paper, extras_installed, tmp_path_factory, request):
     """Two SMOKE runs of seed 0 (for determinism) - computed once per paper - and the torch thread
     counts before and after (``run`` must restore what it changes). Both runs share an artefact cache
     (nothing is checkpointed, so the second run computes everything again): the first builds an
-    artefact (SmolLM2's conversion, an expert), the second loads it, and the two must agree."""
+    artefact (an expert, a trained encoder), the second loads it, and the two must agree. SmolLM2's
+    conversion, the one artefact several tests read, is built once per session (``smollm2_cache``)."""
     import torch
 
     from icml24.core.context import RunContext
 
     exp = paper.experiment
-    ctx = RunContext(cache_dir=tmp_path_factory.mktemp(f"cache-{paper.slug}"))
+    cache = tmp_path_factory.mktemp(f"cache-{paper.slug}")
+    if paper.slug in SMOKE_READS_SMOLLM2:
+        request.getfixturevalue("smollm2_cache")(cache)
+    ctx = RunContext(cache_dir=cache)
     before = torch.get_num_threads()
     runs = exp.run(exp.SMOKE, 0, ctx), exp.run(exp.SMOKE, 0, ctx)
     return (*runs, (before, torch.get_num_threads()))

@@ -102,9 +102,9 @@ def test_a_ddpm_trained_on_a_2d_toy_recovers_its_distribution():
     side = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0)
     data = torch.stack([2.0 * side, torch.zeros(n)], 1) + 0.3 * torch.randn(n, 2, generator=g)   # two blobs
     s = linear_schedule(100, 1e-3, 0.2)                                           # T = 100, rescaled betas
-    net = EpsMLP(2, 128, 3, time_dim=16)
+    net = EpsMLP(2, 64, 3, time_dim=16)
     opt = torch.optim.Adam(net.parameters(), lr=2e-3)
-    for _ in range(2500):
+    for _ in range(1200):
         idx = torch.randint(0, n, (256,), generator=g)
         loss = ddpm_loss(net, s, data[idx], g)
         opt.zero_grad()
@@ -123,7 +123,7 @@ def test_bc_fits_a_known_linear_expert():
     S = rng.normal(size=(2000, 3))
     W = np.array([[0.5], [-1.0], [0.25]])
     A = S @ W + 0.1
-    policy = bc.fit_bc(S, A, bc.BCConfig(64, 2, 3000, 256, 3e-3), torch.Generator().manual_seed(0))
+    policy = bc.fit_bc(S, A, bc.BCConfig(64, 2, 1500, 256, 3e-3), torch.Generator().manual_seed(0))
     test = rng.normal(size=(500, 3))
     pred = bc.act(policy, 2.0)(test)
     assert np.sqrt(np.mean((pred - np.clip(test @ W + 0.1, -2, 2)) ** 2)) < 0.05
@@ -135,7 +135,7 @@ def test_weighted_bc_ignores_zero_weight_pairs_and_bcnd_downweights_outliers():
     A = S[:, :1] * 0.5
     bad = rng.random(1000) < 0.2
     A_noisy = np.where(bad[:, None], 1.8 * rng.choice([-1.0, 1.0], (1000, 1)), A)     # 20% salt and pepper
-    cfg = bc.BCConfig(32, 2, 1500, 256, 3e-3)
+    cfg = bc.BCConfig(32, 2, 700, 256, 3e-3)
     w = (~bad).astype(float)
     clean = bc.fit_bc(S, A_noisy, cfg, torch.Generator().manual_seed(0), w)
     test = rng.normal(size=(300, 2))
@@ -155,7 +155,7 @@ def test_bcnd_weights_use_a_variance_per_action_dimension():
     A = np.stack([0.5 * S[:, 0], 0.1 * S[:, 1]], 1)                       # 2-D actions
     bad = rng.random(800) < 0.2
     A_noisy = A + bad[:, None] * rng.normal(0, 1.0, (800, 2))
-    res = bc.bcnd(S, A_noisy, bc.BCConfig(32, 2, 1500, 256, 3e-3), 2, torch.Generator().manual_seed(0))
+    res = bc.bcnd(S, A_noisy, bc.BCConfig(32, 2, 700, 256, 3e-3), 2, torch.Generator().manual_seed(0))
     w = res.weights[-1]
     assert w[bad].mean() < 0.2 * w[~bad].mean()                             # outliers clearly down-weighted
     assert w.mean() == pytest.approx(1.0)
@@ -165,7 +165,7 @@ def test_the_purifier_is_the_identity_at_zero_and_pulls_points_back_to_a_line():
     rng = np.random.default_rng(0)
     s = rng.uniform(-1, 1, (400, 1))
     x_opt = np.concatenate([s, 0.8 * s], 1)                                      # the optimal set: a = 0.8 s
-    cfg = DDPMConfig(T=200, hidden=128, layers=3, time_dim=16, steps=2000, batch=256, lr=1e-3)
+    cfg = DDPMConfig(T=200, hidden=64, layers=3, time_dim=16, steps=800, batch=256, lr=1e-3)
     torch.manual_seed(0)
     pur = fit_purifier(x_opt, cfg, torch.Generator().manual_seed(0))
     assert isinstance(pur, Purifier)

