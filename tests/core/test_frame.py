@@ -3,6 +3,7 @@ user faults (never retried, nothing written), path knobs checked up front, and t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -323,3 +324,12 @@ def test_a_piped_run_says_what_is_still_running(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "running 0:00: stages [smoke] 0/1 seeds done" in out.stderr
     assert "cache: " in out.stdout and "now holds" in out.stdout  # the first run that fills the cache says so
+
+
+def test_a_seed_keeps_its_examples_through_json_and_writes_none_when_it_has_none():
+    from icml24.core.results import SeedResult, dumps
+
+    with_examples = SeedResult(3, {"m": 1.0}, {"c": [1.0, 2.0]}, 0.5, {"a": [{"text": "x", "w": [0.25, 0.75]}]})
+    back = SeedResult.from_dict(json.loads(dumps(with_examples.to_dict())))
+    assert back == with_examples
+    assert "examples" not in SeedResult(3, {"m": 1.0}).to_dict()          # other papers' files are unchanged

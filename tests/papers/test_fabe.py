@@ -184,12 +184,28 @@ def test_rewrite_cache_reloads_identical_rewrites(tmp_path):
 def test_smoke_metrics_are_shares_and_averages():
     from icml24.papers.fabe.experiment import SMOKE, run
 
-    m = run(SMOKE, 0).metrics
+    out = run(SMOKE, 0)
+    m = out.metrics
     for k, v in m.items():
         if k.startswith(("asr", "cacc", "floor", "survival", "fallback")):
             assert 0.0 <= v <= 1.0, k
     assert m["asr_fabe"] == pytest.approx(np.mean([m[f"asr_fabe_{a}"] for a in SMOKE.attacks]))
     assert m["asr_none_min"] == min(m[f"asr_none_{a}"] for a in SMOKE.attacks)
+    # the kept examples: the first poisoned inputs, K rewrites each, FABE's weights a distribution
+    from icml24.core.results import RunResult, SeedResult
+    from icml24.papers.fabe.experiment import EXAMPLES, _split, figures, test_set
+
+    assert set(out.examples) == set(SMOKE.attacks)
+    poisoned = test_set(SMOKE, _split(SMOKE)).poisoned
+    for a, rows in out.examples.items():
+        assert [r["input"] for r in rows] == poisoned[a][:EXAMPLES]
+        for r in rows:
+            assert len(r["rewrites"]) == len(r["weights"]) == len(r["trigger_kept"]) == SMOKE.groups
+            assert sum(r["weights"]) == pytest.approx(1.0, abs=1e-3)
+    back = SeedResult.from_dict(out.to_dict())
+    assert back.examples == out.examples
+    figs = figures(RunResult("fabe", "smoke", {"attacks": list(SMOKE.attacks)}, "h", [back]))
+    assert set(figs) == {"asr_cacc", "rewrites"}
 
 
 # -- bad input -------------------------------------------------------------------------------------------

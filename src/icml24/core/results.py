@@ -97,23 +97,30 @@ class SeedResult:
         metrics: scalar metrics by name (floats).
         curves: 1-D series by name (e.g. ``"n"`` and ``"error"`` for a slope claim).
         wall_time: seconds the run took (filled in by the run store).
+        examples: what a paper shows beside its numbers (example outputs: texts with their scores), JSON
+            values by name; kept in the seed file and the published summary, read by ``figures`` and never
+            by a claim. Written only when there are some.
     """
 
     seed: int
     metrics: dict[str, float]
     curves: dict[str, list[float]] = field(default_factory=dict)
     wall_time: float = 0.0
+    examples: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "metrics": dict(self.metrics),
-                "curves": {k: list(map(float, v)) for k, v in self.curves.items()},
-                "wall_time": self.wall_time}
+        out = {"seed": self.seed, "metrics": dict(self.metrics),
+               "curves": {k: list(map(float, v)) for k, v in self.curves.items()},
+               "wall_time": self.wall_time}
+        if self.examples:
+            out["examples"] = json.loads(json.dumps(self.examples))      # JSON values only, detached from the run
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SeedResult":
         return cls(int(d["seed"]), {k: _float(v) for k, v in d["metrics"].items()},
                    {k: [_float(x) for x in v] for k, v in d.get("curves", {}).items()},
-                   float(d.get("wall_time", 0.0)))
+                   float(d.get("wall_time", 0.0)), dict(d.get("examples", {})))
 
 
 @dataclass

@@ -19,7 +19,10 @@ initialisation and batch order; then
   target (the ASR a perfect trigger removal would still measure); ``survival_<attack>``, share of the poisoned
   inputs' rewrites that keep the trigger (``survival_k1_<attack>``: group 0's); ``fallback_<attack>``, share of
   empty rewrites replaced by the input; ``wmax_<attack>``, the mean largest weight; ``train_acc_<attack>``;
-* the averages over attacks without the suffix, and ``asr_none_min``, the weakest attack's ASR.
+* the averages over attacks without the suffix, and ``asr_none_min``, the weakest attack's ASR;
+* ``examples[<attack>]``: the first :data:`EXAMPLES` poisoned test inputs with their K rewrites, FABE's weights,
+  whether each rewrite kept the trigger, and the victim's prediction on the input and under FABE (figure
+  ``rewrites``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "ATTACKS", "PROMPT", "va
            "TestSet", "test_set", "load_defense", "cached_rewrites", "cached_onion", "METHODS"]
 
 METHODS = ("none", "onion", "k1", "fabe")
+EXAMPLES = 2
+"""Poisoned test inputs per attack whose rewrites, weights and predictions a seed keeps (the first ones)."""
 SPLIT_SEED = 20240718
 """Entropy of the fixed split and of the test inputs' triggers (the same for every seed and preset)."""
 
@@ -158,6 +163,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ctx = ctx or RunContext.local(config.device)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {}
+    examples: dict[str, list[dict[str, Any]]] = {}
     with ctx.threads(config.threads):
         sp = _split(config)
         ts = test_set(config, sp)
@@ -214,6 +220,11 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
             metrics[f"survival_k1_{a}"] = float(surv[:, 0].mean())
             metrics[f"fallback_{a}"] = float(np.mean(np.concatenate([rw_p.fallback.ravel(), rw_c.fallback.ravel()])))
             metrics[f"wmax_{a}"] = float(softmax(rw_p.scores).max(1).mean())
+            examples[a] = [{"input": pois[i], "rewrites": rw_p.text[i],                  # the first ones: not chosen
+                            "weights": [round(float(w), 4) for w in softmax(rw_p.scores[i:i + 1])[0]],
+                            "trigger_kept": [bool(k) for k in surv[i]],
+                            "pred_none": int(preds_p["none"][i]), "pred_fabe": int(preds_p["fabe"][i])}
+                           for i in range(min(EXAMPLES, len(pois)))]
         for name in sorted({k.rsplit("_", 1)[0] for k in metrics if k.rsplit("_", 1)[-1] in pens}):
             vals = [metrics[f"{name}_{a}"] for a in config.attacks if f"{name}_{a}" in metrics]
             if len(vals) == len(config.attacks):
@@ -225,7 +236,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
             if f"cacc_{m}" in metrics:
                 curves[f"cacc_by_attack_{m}"] = [metrics[f"cacc_{m}_{a}"] for a in config.attacks]
         curves["floor_by_attack"] = [metrics[f"floor_{a}"] for a in config.attacks]
-    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+    return SeedResult(seed=seed, metrics=metrics, curves=curves, examples=examples)
 
 
 def figures(result: RunResult) -> dict:
@@ -251,4 +262,36 @@ def figures(result: RunResult) -> dict:
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    return {"asr_cacc": fig}
+    figs = {"asr_cacc": fig}
+    if result.seeds and result.seeds[0].examples:
+        figs["rewrites"] = rewrites_figure(result.seeds[0].examples, int(result.config.get("target", 1)))
+    return figs
+
+
+def rewrites_figure(examples: dict[str, list[dict[str, Any]]], target: int) -> Any:
+    """The kept poisoned inputs of each attack, each with its K rewrites and FABE's weight on each (bold: the
+    largest; red: the rewrite kept the trigger), and the victim's label on the input and under FABE."""
+    import textwrap
+
+    import matplotlib.pyplot as plt
+
+    lines: list[tuple[str, dict[str, Any]]] = [
+        ("FABE's K rewrites of the first poisoned test inputs (first seed); w: FABE's weight (bold: the largest); "
+         "red: the rewrite kept the trigger", {"style": "italic"}), ("", {})]
+    for attack, rows in examples.items():
+        for row in rows:
+            verdict = lambda y: f"{('rotten', 'fresh')[y]}{' (target)' if y == target else ''}"  # noqa: E731
+            lines.append((f"{attack}: {row['input']}", {"weight": "bold"}))
+            lines.append((f"    victim on the input: {verdict(row['pred_none'])};  under FABE: "
+                          f"{verdict(row['pred_fabe'])}", {"color": "0.35"}))
+            top = max(range(len(row["weights"])), key=lambda j: row["weights"][j])
+            for j, (text, w, kept) in enumerate(zip(row["rewrites"], row["weights"], row["trigger_kept"])):
+                wrapped = textwrap.wrap(f"w={w:.2f}  {text}", 110, subsequent_indent=" " * 12) or [""]
+                for k, part in enumerate(wrapped):
+                    lines.append(((" " * 4 if k == 0 else "") + part,
+                                  {"weight": "bold" if j == top else "normal", "color": "tab:red" if kept else "k"}))
+            lines.append(("", {}))
+    fig = plt.figure(figsize=(11, 0.19 * len(lines) + 0.4))
+    for i, (text, style) in enumerate(lines):
+        fig.text(0.01, 1 - (i + 1) / (len(lines) + 1), text, family="monospace", fontsize=7.5, va="center", **style)
+    return fig
