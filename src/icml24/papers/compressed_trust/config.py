@@ -13,6 +13,13 @@ METHODS = ("rtn8", "rtn4", "rtn3", "gptq8", "gptq4", "gptq3", "awq8", "awq4", "a
            "magnitude24", "wanda24", "sparsegpt24", "magnitude50", "wanda50", "sparsegpt50")
 """Every compression setting: quantisation at 8, 4, 3 bits (groups of ``group``), pruning at 50% 2:4 and 50%
 unstructured."""
+DIMENSIONS = ("stereotype", "ethics", "privacy", "toxicity", "fairness", "adv_robustness", "ood", "adv_demos")
+"""The eight trust dimensions of DecodingTrust, as probed here (trust.py)."""
+CLAIM_DIMENSIONS = ("privacy", "adv_robustness", "ood")
+"""The dimensions the claims average: those on which the dense model scored at least 0.6 on both pilot seeds
+(100, 101; dense, before the claim run). Stereotype (0.48, 0.48) and ethics (0.54, 0.51) are at chance once
+asked both ways round, adversarial demonstrations (0.54, 0.57) has no room left: the dense model already
+follows the backdoor; fairness and toxicity are not discriminations."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,10 @@ class Config:
                                     "on the trust harness (besides the dense model; GPTQ 8-bit: the drop a near-"
                                     "lossless compression shows, the harness's noise floor)", choices=METHODS,
                                     nonempty=True)
+    dimensions: tuple[str, ...] = knob(DIMENSIONS, "trust dimensions scored on every model (all probes are drawn "
+                                       "whatever this says, so a dimension's score does not depend on which others "
+                                       "are scored); must include the claims' privacy, adv_robustness and ood",
+                                       choices=DIMENSIONS, nonempty=True)
     error_methods: tuple[str, ...] = knob(("rtn4", "gptq4", "awq4", "magnitude24", "wanda24", "sparsegpt24"),
                                           "methods whose reconstruction error is measured (claim C1)", choices=METHODS,
                                           nonempty=True)
@@ -55,9 +66,10 @@ class Config:
                        nonempty=True)
 
 
-SMOKE = Config(methods=("rtn4",), error_methods=("rtn4", "gptq4", "magnitude24", "sparsegpt24"), error_layers=(0,),
-               awq_grid=2, calibration=2, error_quotes=2, calib_tokens=8, probes=2)
-QUICK = Config(awq_grid=10)
+SMOKE = Config(methods=("rtn4",), dimensions=CLAIM_DIMENSIONS, error_layers=(0,),
+               error_methods=("rtn4", "gptq4", "magnitude24", "sparsegpt24"), awq_grid=2, calibration=2,
+               error_quotes=2, calib_tokens=8, probes=2)
+QUICK = Config(methods=("gptq4", "awq4", "gptq3", "sparsegpt24"), dimensions=CLAIM_DIMENSIONS, awq_grid=10)
 FULL = Config(methods=METHODS, error_methods=METHODS, error_layers=tuple(range(30)), calibration=128,
               calib_tokens=512, probes=200, batch=32, device="cuda")
 SEEDS = {"smoke": (0,), "quick": (0, 1, 2, 3), "full": (0, 1, 2)}
@@ -88,6 +100,10 @@ def model_sizes(config: Config) -> dict[str, int]:
 
 def validate(config: Config) -> None:
     """Rules across fields (called by the CLI before anything runs)."""
+    missing = [d for d in CLAIM_DIMENSIONS if d not in config.dimensions]
+    if missing:
+        raise UserError(f"dimensions={','.join(config.dimensions)}: must include {', '.join(missing)} (the claims "
+                        f"average {', '.join(CLAIM_DIMENSIONS)})")
     sizes = model_sizes(config)
     if max(config.error_layers) >= sizes["num_hidden_layers"]:
         raise UserError(f"error_layers={','.join(map(str, config.error_layers))}: the model has decoder layers "

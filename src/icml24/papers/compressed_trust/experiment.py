@@ -11,8 +11,9 @@ Per seed (one checkpointed stage):
    ``tr(D H D^T) / tr(W H W^T)`` with H from the held-out quotes (not the calibration ones), ``err_<method>``.
 3. Trust (C2, C3): the dense model and each of ``methods`` (compressed from the dense weights, restored
    after), each evaluated in ``eval_dtype`` on the same probes (trust.py): per dimension the score
-   ``trust_<dim>_<model>`` and the content-free baseline ``habit_<dim>_<model>``, the fairness control
-   ``fair_control_<model>``, the benign four-shot AUC ``benign_<model>`` and the perplexity ``ppl_<model>``;
+   ``trust_<dim>_<model>`` for each of ``dimensions`` and the content-free baseline ``habit_<dim>_<model>``,
+   the fairness control ``fair_control_<model>`` (when fairness is scored), the benign four-shot AUC
+   ``benign_<model>`` and the perplexity ``ppl_<model>``;
    per compressed model the mean drop from dense over :data:`trust.CLAIM_DIMENSIONS` (``drop_<m>``), the
    drop of the benign AUC (``benign_drop_<m>``), the perplexity ratio to dense (``ppl_ratio_<m>``) and the
    number of claim dimensions that drop by more than ``margin`` (``n_degraded_<m>``).
@@ -99,7 +100,7 @@ def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) 
     def evaluate() -> trust.Scores:                 # in eval_dtype; the float32 dense weights restored after
         cast(lm.model, getattr(torch, config.eval_dtype))
         try:
-            return trust.evaluate(lm, probes, config.batch)
+            return trust.evaluate(lm, probes, config.batch, config.dimensions)
         finally:
             cast(lm.model, torch.float32)
             lm.model.load_state_dict(dense)
@@ -109,10 +110,11 @@ def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) 
         compress_model(lm.model, stats, method(name, config.group, config.awq_grid))
         scores[name] = evaluate()
     for tag, sc in scores.items():
-        for dim in trust.DIMENSIONS:
+        for dim in sc.trust:
             metrics[f"trust_{dim}_{tag}"] = sc.trust[dim]
             metrics[f"habit_{dim}_{tag}"] = sc.habit[dim]
-        metrics[f"fair_control_{tag}"] = sc.fairness_control
+        if "fairness" in sc.trust:
+            metrics[f"fair_control_{tag}"] = sc.fairness_control
         metrics[f"benign_{tag}"] = sc.benign
         metrics[f"ppl_{tag}"] = sc.ppl
     for name in config.methods:
@@ -140,7 +142,7 @@ def figures(result: RunResult) -> dict:
 
     names = result.metric_names()
     models = ["dense"] + sorted(n[len("drop_"):] for n in names if n.startswith("drop_"))
-    dims = list(trust.DIMENSIONS) + ["benign"]
+    dims = [d for d in trust.DIMENSIONS if f"trust_{d}_dense" in names] + ["benign"]
     fig, ax = plt.subplots(figsize=(9, 3.8))
     width = 0.8 / len(models)
     for j, tag in enumerate(models):
