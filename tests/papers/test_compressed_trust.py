@@ -186,6 +186,19 @@ def test_compress_model_changes_every_layer_and_reports_errors(tiny):
         assert torch.allclose(l.weight, C.rtn(before[n], 3, 8))
 
 
+@pytest.mark.parametrize("name", ["gptq3", "sparsegpt24"])
+def test_shared_inverse_factors_change_nothing(tiny, name):
+    import copy
+
+    st = layers.calibration_stats(tiny, [[1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11]], 0)
+    plain, shared = copy.deepcopy(tiny), copy.deepcopy(tiny)
+    errs = layers.compress_model(plain, st, method(name, 8))
+    assert layers.compress_model(shared, st, method(name, 8), layers.inverse_factors(shared, st), errors=False) == {}
+    assert errs and all(0 <= e for e in errs.values())
+    for (n, a), b in zip(layers.decoder_linears(plain).items(), layers.decoder_linears(shared).values()):
+        assert torch.equal(a.weight, b.weight), n
+
+
 def _tokenizer():
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast

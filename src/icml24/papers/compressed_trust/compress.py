@@ -109,12 +109,28 @@ def _inverse_cholesky(H: torch.Tensor, damp: float) -> tuple[torch.Tensor, torch
     return torch.linalg.cholesky(Hinv, upper=True), dead
 
 
-def gptq(W: torch.Tensor, H: torch.Tensor, bits: int, group: int = 0, damp: float = DAMP) -> torch.Tensor:
-    """GPTQ (module docstring): W (..., out, in) quantised with the error feedback of Frantar et al. (2023),
-    Alg. 1; H (..., in, in). A leading batch dimension compresses several layers of one shape at once.
-    Internally the weights are held transposed, (..., in, out), so that a column is contiguous."""
+class InverseFactor(NamedTuple):
+    """What GPTQ and SparseGPT read of H: the upper Cholesky factor U of the damped inverse (float32, computed
+    in float64) and the dead inputs."""
+
+    U: torch.Tensor        # (..., in, in), U^T U = (H + damp mean(diag H) I)^-1
+    dead: torch.Tensor     # (..., in) bool, inputs that never fired
+
+
+def inverse_factor(H: torch.Tensor, damp: float = DAMP) -> InverseFactor:
+    """:class:`InverseFactor` of H (..., in, in): the cubic part of GPTQ and SparseGPT, the same for every
+    method compressed from the same statistics (so it can be computed once and passed to each)."""
     U, dead = _inverse_cholesky(H.double(), damp)
-    U = U.float()                                                  # the factor in float64, the updates in float32
+    return InverseFactor(U.float(), dead)
+
+
+def gptq(W: torch.Tensor, H: torch.Tensor, bits: int, group: int = 0, damp: float = DAMP,
+         factor: InverseFactor | None = None) -> torch.Tensor:
+    """GPTQ (module docstring): W (..., out, in) quantised with the error feedback of Frantar et al. (2023),
+    Alg. 1; H (..., in, in), or its ``factor`` if already computed (then H and damp are not read). A leading
+    batch dimension compresses several layers of one shape at once. Internally the weights are held
+    transposed, (..., in, out), so that a column is contiguous."""
+    U, dead = factor if factor is not None else inverse_factor(H, damp)
     Wt = W.float().masked_fill(dead[..., None, :], 0.0).transpose(-1, -2).contiguous()   # (..., in, out)
     cols = Wt.shape[-2]
     g = _group(cols, group)
@@ -194,11 +210,10 @@ def wanda(W: torch.Tensor, st: CalibStats, sparsity: float = 0.5, nm: tuple[int,
 
 
 def sparsegpt(W: torch.Tensor, H: torch.Tensor, sparsity: float = 0.5, nm: tuple[int, int] | None = None,
-              damp: float = DAMP) -> torch.Tensor:
+              damp: float = DAMP, factor: InverseFactor | None = None) -> torch.Tensor:
     """SparseGPT (module docstring): adaptive mask selection and OBS updates, Frantar & Alistarh (2023), Alg. 1;
-    W (..., out, in), H (..., in, in). Held transposed internally, as in :func:`gptq`."""
-    U, dead = _inverse_cholesky(H.double(), damp)
-    U = U.float()                                                  # the factor in float64, the updates in float32
+    W (..., out, in), H (..., in, in) or its ``factor``, as in :func:`gptq`. Held transposed internally."""
+    U, dead = factor if factor is not None else inverse_factor(H, damp)
     Wt = W.float().masked_fill(dead[..., None, :], 0.0).transpose(-1, -2).contiguous()   # (..., in, out)
     cols = Wt.shape[-2]
     for b0 in range(0, cols, BLOCK):

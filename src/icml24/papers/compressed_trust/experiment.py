@@ -34,7 +34,14 @@ from icml24.core.results import RunResult, SeedResult
 from icml24.papers.compressed_trust import trust
 from icml24.papers.compressed_trust.compress import relative_error
 from icml24.papers.compressed_trust.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
-from icml24.papers.compressed_trust.layers import Method, calibration_stats, compress_model, compress_weight, decoder_linears
+from icml24.papers.compressed_trust.layers import (
+    Method,
+    calibration_stats,
+    compress_model,
+    compress_weight,
+    decoder_linears,
+    inverse_factors,
+)
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "method", "seed_stage"]
 
@@ -106,9 +113,11 @@ def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) 
             lm.model.load_state_dict(dense)
 
     scores: dict[str, trust.Scores] = {"dense": evaluate()}
-    for name in config.methods:
-        compress_model(lm.model, stats, method(name, config.group, config.awq_grid))
-        scores[name] = evaluate()
+    chosen = [method(name, config.group, config.awq_grid) for name in config.methods]
+    factors = inverse_factors(lm.model, stats) if any(m.op in ("gptq", "sparsegpt") for m in chosen) else None
+    for m in chosen:
+        compress_model(lm.model, stats, m, factors, errors=False)
+        scores[m.name] = evaluate()
     for tag, sc in scores.items():
         for dim in sc.trust:
             metrics[f"trust_{dim}_{tag}"] = sc.trust[dim]

@@ -101,12 +101,14 @@ def calibration_stats(model: Any, seqs: Sequence[Sequence[int]], pad_id: int, ba
     return {n: acc[owners[n]].result() for n in linears}
 
 
-def compress_weight(W: torch.Tensor, st: CalibStats, method: Method) -> torch.Tensor:
-    """``method`` applied to weights W (..., out, in) with their input statistics (leading dims: layers)."""
+def compress_weight(W: torch.Tensor, st: CalibStats, method: Method,
+                    factor: compress.InverseFactor | None = None) -> torch.Tensor:
+    """``method`` applied to weights W (..., out, in) with their input statistics (leading dims: layers);
+    GPTQ and SparseGPT use ``factor`` (of ``st.H``) when given."""
     if method.op == "rtn":
         return compress.rtn(W, method.bits, method.group)
     if method.op == "gptq":
-        return compress.gptq(W, st.H, method.bits, method.group)
+        return compress.gptq(W, st.H, method.bits, method.group, factor=factor)
     if method.op == "awq":
         return compress.awq(W, st, method.bits, method.group, method.grid)
     if method.op == "magnitude":
@@ -114,26 +116,44 @@ def compress_weight(W: torch.Tensor, st: CalibStats, method: Method) -> torch.Te
     if method.op == "wanda":
         return compress.wanda(W, st, method.sparsity, method.nm)
     if method.op == "sparsegpt":
-        return compress.sparsegpt(W, st.H, method.sparsity, method.nm)
+        return compress.sparsegpt(W, st.H, method.sparsity, method.nm, factor=factor)
     raise ValueError(f"unknown compression op {method.op!r}")
 
 
-def compress_model(model: Any, stats: dict[str, CalibStats], method: Method) -> dict[str, float]:
-    """Replace every decoder Linear's weight by its compressed version, in place; the relative output error
-    ``tr(D H D^T) / tr(W H W^T)`` of each layer, by name. Layers of one weight shape are compressed together
-    (one batched call: the same arithmetic per layer)."""
+def shape_groups(model: Any) -> dict[tuple[int, ...], list[str]]:
+    """The decoder Linears by weight shape: the groups :func:`compress_model` compresses in one batched call."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for name, lin in decoder_linears(model).items():
+        groups.setdefault(tuple(lin.weight.shape), []).append(name)
+    return groups
+
+
+def _stacked(stats: dict[str, CalibStats], names: list[str]) -> CalibStats:
+    return CalibStats(torch.stack([stats[n].H for n in names]), torch.stack([stats[n].mean_abs for n in names]),
+                      stats[names[0]].n)
+
+
+def inverse_factors(model: Any, stats: dict[str, CalibStats]) -> dict[tuple[int, ...], compress.InverseFactor]:
+    """GPTQ's and SparseGPT's :class:`compress.InverseFactor` of every shape group, computed once for all the
+    methods compressed from ``stats`` (pass it to :func:`compress_model`)."""
+    return {shape: compress.inverse_factor(_stacked(stats, names).H) for shape, names in shape_groups(model).items()}
+
+
+def compress_model(model: Any, stats: dict[str, CalibStats], method: Method,
+                   factors: dict[tuple[int, ...], compress.InverseFactor] | None = None,
+                   errors: bool = True) -> dict[str, float]:
+    """Replace every decoder Linear's weight by its compressed version, in place; with ``errors``, the relative
+    output error ``tr(D H D^T) / tr(W H W^T)`` of each layer, by name (else an empty dict). Layers of one
+    weight shape are compressed together (one batched call: the same arithmetic per layer); GPTQ and
+    SparseGPT take their factors from ``factors`` (:func:`inverse_factors`) when given."""
     linears = decoder_linears(model)
-    by_shape: dict[tuple[int, ...], list[str]] = {}
-    for name, lin in linears.items():
-        by_shape.setdefault(tuple(lin.weight.shape), []).append(name)
-    errors = {}
+    out = {}
     with torch.no_grad():
-        for names in by_shape.values():
+        for shape, names in shape_groups(model).items():
             W = torch.stack([linears[n].weight.detach().float().cpu() for n in names])      # (L, out, in)
-            st = CalibStats(torch.stack([stats[n].H for n in names]), torch.stack([stats[n].mean_abs for n in names]),
-                            stats[names[0]].n)
-            W_new = compress_weight(W, st, method)
+            W_new = compress_weight(W, _stacked(stats, names), method, factors[shape] if factors else None)
             for i, n in enumerate(names):
-                errors[n] = compress.relative_error(W[i], W_new[i], stats[n].H)
+                if errors:
+                    out[n] = compress.relative_error(W[i], W_new[i], stats[n].H)
                 linears[n].weight.copy_(W_new[i].to(linears[n].weight))
-    return errors
+    return out
