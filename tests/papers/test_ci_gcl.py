@@ -167,7 +167,8 @@ def test_drop_precision_by_hand():
     ("SMOKE", ["sbm_graphs=5"], "sbm_graphs"), ("SMOKE", ["sbm_min_nodes=30", "sbm_max_nodes=20"], "sbm_min_nodes"),
     ("SMOKE", ["k=30"], "k="), ("SMOKE", ["sbm_ratio=1"], "sbm_ratio"), ("SMOKE", ["lr=0"], "lr"),
     ("SMOKE", ["noise=1"], "noise"), ("SMOKE", ["add_frac=0"], "add_frac"), ("SMOKE", ["batch=1"], "batch"),
-    ("SMOKE", ["tu_path=/nonexistent"], "missing .*MUTAG_A.txt"), ("SMOKE", ["tu_name="], "tu_name"),
+    ("SMOKE", ["tu_path=/nonexistent"], "tu_path=/nonexistent, tu_name=MUTAG: .*missing .*MUTAG_A.txt"),
+    ("SMOKE", ["tu_name="], "tu_name"),
     ("SMOKE", ["sbm_signal=1.5"], "sbm_signal"), ("SMOKE", ["folds=2"], "folds"), ("SMOKE", ["tu_epochs=0"], "tu_epochs"),
 ])
 def test_config_rules(preset, overrides, field):

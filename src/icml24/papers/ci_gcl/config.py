@@ -68,6 +68,9 @@ def validate(config: Config) -> None:
     if config.tu_path:
         from icml24.papers.ci_gcl.data import read_tu
 
-        read_tu(config.tu_path, config.tu_name)         # a missing or malformed file: one line, before any compute
+        try:                                  # a missing or malformed file: one line naming the knob, before any compute
+            read_tu(config.tu_path, config.tu_name)
+        except UserError as e:
+            raise UserError(f"tu_path={config.tu_path}, tu_name={config.tu_name}: {e}") from None
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")
