@@ -31,8 +31,10 @@ constraints: $(STAMP)
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^icml24'; } > constraints.tmp
 	mv constraints.tmp constraints.txt
 
+# Two pytest workers (pytest-xdist), a test file per worker, one BLAS/OpenMP thread each: on 2 cores the suite
+# takes about 60% of its serial time (two workers of two threads each would oversubscribe the cores).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" src tests
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -m "not slow" -n 2 --dist loadfile src tests
 
 check: $(STAMP) data
 	$(BIN)/python -m pytest -q -m slow tests

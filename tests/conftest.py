@@ -27,15 +27,22 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
 @pytest.fixture(scope="session")
 def smollm2_cache(tmp_path_factory):
     """A callable that puts SmolLM2's converted artefact into a test's cache folder. The GGUF is dequantised
-    once per session (about 25 s) and hard-linked into each folder that asks, so the tests that read the real
-    model share one conversion; what is linked is exactly what ``llm.smollm2`` builds under its own key."""
+    once per test run (about 25 s; under pytest-xdist the workers share it through a lock in the run's common
+    temporary folder) and hard-linked into each folder that asks, so the tests that read the real model share
+    one conversion; what is linked is exactly what ``llm.smollm2`` builds under its own key."""
     import shutil
+
+    from filelock import FileLock
 
     from icml24.common import llm
     from icml24.core.context import RunContext
 
-    root = tmp_path_factory.mktemp("smollm2-once")
-    llm.smollm2(RunContext(cache_dir=root))
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent                          # the folder every worker's base temp lies in
+    root = shared / "smollm2-once"
+    with FileLock(str(shared / "smollm2-once.lock")):
+        llm.smollm2(RunContext(cache_dir=root))         # builds on the first call, finds it on the others
     (built,) = [p for p in root.iterdir() if p.is_dir()]
 
     def seed(cache_dir: Path) -> Path:
