@@ -24,8 +24,28 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
                           capture_output=True, text=True, timeout=timeout)
 
 
+def _shared_tmp(config, tmp_path_factory) -> Path:
+    """The temporary folder every pytest-xdist worker of this run can see (the run's own one without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(config, "workerinput") else base
+
+
+def ray_lock(config, tmp_path_factory):
+    """A lock held while a test starts a local Ray cluster, so that two xdist workers never run two at once."""
+    from filelock import FileLock
+
+    return FileLock(str(_shared_tmp(config, tmp_path_factory) / "local-ray.lock"))
+
+
+@pytest.fixture
+def ray_turn(request, tmp_path_factory):
+    """:func:`ray_lock` for one test."""
+    with ray_lock(request.config, tmp_path_factory):
+        yield
+
+
 @pytest.fixture(scope="session")
-def smollm2_cache(tmp_path_factory):
+def smollm2_cache(request, tmp_path_factory):
     """A callable that puts SmolLM2's converted artefact into a test's cache folder. The GGUF is dequantised
     once per test run (about 25 s; under pytest-xdist the workers share it through a lock in the run's common
     temporary folder) and hard-linked into each folder that asks, so the tests that read the real model share
@@ -37,13 +57,13 @@ def smollm2_cache(tmp_path_factory):
     from icml24.common import llm
     from icml24.core.context import RunContext
 
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent                          # the folder every worker's base temp lies in
+    shared = _shared_tmp(request.config, tmp_path_factory)
     root = shared / "smollm2-once"
     with FileLock(str(shared / "smollm2-once.lock")):
-        llm.smollm2(RunContext(cache_dir=root))         # builds on the first call, finds it on the others
+        if not root.is_dir():
+            llm.smollm2(RunContext(cache_dir=root))     # the conversion, by the first worker that asks
     (built,) = [p for p in root.iterdir() if p.is_dir()]
+    assert not any(p.name.startswith(".tmp") for p in root.iterdir())   # the build left no temporary folder
 
     def seed(cache_dir: Path) -> Path:
         cache_dir.mkdir(parents=True, exist_ok=True)

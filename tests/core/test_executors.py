@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ray_lock
 
 from icml24.core import testing
 from icml24.core.errors import UserError
@@ -24,8 +25,15 @@ def metrics_by_seed(outcomes):
     return {o.unit.seed: (o.result["metrics"], o.result["curves"]) for o in outcomes if o.error is None}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def ray_turn_for_the_module(request, tmp_path_factory):
+    """This file starts local Ray clusters: it runs while no other xdist worker runs one (conftest.ray_lock)."""
+    with ray_lock(request.config, tmp_path_factory):
+        yield
+
+
 @pytest.fixture(scope="module")
-def ray_session():
+def ray_session(ray_turn_for_the_module):
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import REPO, run_cli
@@ -69,14 +70,18 @@ def test_list_and_show_work_without_the_extra_and_without_torch():
 
 # -- 2. run context ----------------------------------------------------------------------------------
 def test_thread_scope_restores_the_previous_count_even_on_error():
-    before = torch.get_num_threads()
-    with pytest.raises(RuntimeError):
-        with torch_threads(1):
-            assert torch.get_num_threads() == 1
-            raise RuntimeError("boom")
-    assert torch.get_num_threads() == before
-    with torch_threads(0):  # 0: leave the setting alone
-        assert torch.get_num_threads() == before
+    outside = torch.get_num_threads()
+    torch.set_num_threads(3)          # a count the scopes below never set (make test starts torch at 1 thread)
+    try:
+        with pytest.raises(RuntimeError):
+            with torch_threads(1):
+                assert torch.get_num_threads() == 1
+                raise RuntimeError("boom")
+        assert torch.get_num_threads() == 3
+        with torch_threads(0):  # 0: leave the setting alone
+            assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(outside)
 
 
 def test_stage_restores_generator_state_on_resume(tmp_path, fixture_papers):
@@ -159,6 +164,7 @@ def test_artefact_is_shared_across_seeds_and_rebuilt_when_the_code_changes(tmp_p
 
 # -- 3. Ray places units with the resources they ask for -------------------------------------------
 @pytest.mark.ray
+@pytest.mark.usefixtures("ray_turn")
 def test_ray_requests_a_gpu_per_cuda_unit_and_cpus_from_threads():
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
@@ -333,3 +339,5 @@ def test_a_seed_keeps_its_examples_through_json_and_writes_none_when_it_has_none
     back = SeedResult.from_dict(json.loads(dumps(with_examples.to_dict())))
     assert back == with_examples
     assert "examples" not in SeedResult(3, {"m": 1.0}).to_dict()          # other papers' files are unchanged
+    numpy_values = SeedResult(3, {}, examples={"a": [{"y": np.int64(1), "w": np.float32(0.5), "v": np.arange(2)}]})
+    assert json.loads(dumps(numpy_values.to_dict()))["examples"] == {"a": [{"y": 1, "w": 0.5, "v": [0, 1]}]}

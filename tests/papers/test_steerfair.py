@@ -336,4 +336,3 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
         assert out.metrics[f"llm_imbalance_{tag}"] == pytest.approx(abs(out.metrics[f"llm_share_a_{tag}"] - 0.5))
     lm = llm.smollm2(ctx)                                        # a second load reads the same converted cache
     assert len(questions.letter_ids(lm.tokenizer)) == 2
-    assert not any(p.name.startswith(".tmp") for p in tmp_path.iterdir())

@@ -58,10 +58,10 @@ def _jsonable(x: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist") and getattr(x, "ndim", 0) > 0:  # numpy arrays and torch tensors
+        return _jsonable(x.tolist())
     if hasattr(x, "item") and callable(x.item):  # numpy / torch scalars
         return _jsonable(x.item())
-    if hasattr(x, "tolist"):
-        return _jsonable(x.tolist())
     return x
 
 
@@ -113,7 +113,7 @@ class SeedResult:
                "curves": {k: list(map(float, v)) for k, v in self.curves.items()},
                "wall_time": self.wall_time}
         if self.examples:
-            out["examples"] = json.loads(json.dumps(self.examples))      # JSON values only, detached from the run
+            out["examples"] = json.loads(dumps(self.examples, indent=None))  # numpy scalars as numbers, NaN as null
         return out
 
     @classmethod
