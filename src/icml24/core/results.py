@@ -113,7 +113,7 @@ class SeedResult:
                "curves": {k: list(map(float, v)) for k, v in self.curves.items()},
                "wall_time": self.wall_time}
         if self.examples:
-            out["examples"] = json.loads(dumps(self.examples, indent=None))  # numpy scalars as numbers, NaN as null
+            out["examples"] = _jsonable(self.examples)      # numpy scalars and arrays as numbers, NaN as null
         return out
 
     @classmethod
