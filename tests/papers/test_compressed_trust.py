@@ -136,6 +136,37 @@ def test_batched_operators_equal_per_layer_ones():
         assert diff.gt(1e-4).float().mean() < 0.01
 
 
+@pytest.mark.parametrize("shape", [(24, 64), (3, 8, 128), (2, 16, 64)])
+def test_compiled_column_loops_equal_the_torch_loops_bit_for_bit(monkeypatch, shape):
+    """The numba kernels (kernels.py) repeat the torch formulation's float32 operations in its order: the same
+    bits, for GPTQ (groups within and across blocks, per channel) and SparseGPT (2:4 and unstructured), one
+    layer and a batch, with a dead input."""
+    *lead, out, cols = shape
+    H = C.stats(_correlated(5, d=cols)).H
+    H[3], H[:, 3] = 0.0, 0.0                                          # an input that never fired
+    H = H.expand(*lead, cols, cols)
+    W = torch.randn(*shape, generator=torch.Generator().manual_seed(6))
+    runs = {}
+    for compiled in (True, False):
+        monkeypatch.setattr(C, "_compiled", lambda Wt, c=compiled: c)
+        runs[compiled] = [C.gptq(W, H, 4, 16), C.gptq(W, H, 3, 64), C.gptq(W, H, 2),
+                          C.sparsegpt(W, H, 0.5, (2, 4)), C.sparsegpt(W, H, 0.5)]
+    for fast, loop in zip(runs[True], runs[False]):
+        assert torch.equal(fast, loop)
+
+
+def test_inverse_factor_is_the_upper_cholesky_factor_of_the_damped_inverse():
+    H = C.stats(_correlated(7, d=48)).H
+    H[5], H[:, 5] = 0.0, 0.0
+    U, dead = C.inverse_factor(H, damp=0.01)
+    Hd = H + torch.diag(dead.double()) + 0.01 * torch.diag(H).mean() * torch.eye(48, dtype=torch.float64)
+    assert dead.tolist() == [i == 5 for i in range(48)]
+    assert torch.equal(U, torch.triu(U)) and bool((torch.diagonal(U) > 0).all())
+    assert torch.allclose(U.double().T @ U.double(), torch.linalg.inv(Hd), rtol=1e-5, atol=1e-6)
+    # the unique upper factor with a positive diagonal: the one of factoring the explicit inverse
+    assert torch.allclose(U.double(), torch.linalg.cholesky(torch.linalg.inv(Hd), upper=True), rtol=1e-5, atol=1e-6)
+
+
 def test_output_error_is_the_mean_squared_output_difference():
     X = torch.randn(50, 8, dtype=torch.float64)
     W, W2 = torch.randn(4, 8, dtype=torch.float64), torch.randn(4, 8, dtype=torch.float64)

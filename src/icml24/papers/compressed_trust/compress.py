@@ -32,7 +32,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import torch
+from scipy.linalg import lapack
+
+from icml24.papers.compressed_trust import kernels
 
 BLOCK = 32
 DAMP = 0.01
@@ -83,6 +87,16 @@ def quantize(w: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor, bits: int
     return (q - zero) * scale
 
 
+def _compiled(Wt: torch.Tensor) -> bool:
+    """Whether GPTQ and SparseGPT run their column loops as the compiled kernels: CPU tensors (else torch)."""
+    return Wt.device.type == "cpu"
+
+
+def _np(*tensors: torch.Tensor) -> tuple[np.ndarray, ...]:
+    """numpy views of contiguous CPU tensors (the kernels write through them)."""
+    return tuple(t.numpy() for t in tensors)
+
+
 def _group(cols: int, group: int) -> int:
     g = cols if group <= 0 else group
     if cols % g:
@@ -100,13 +114,20 @@ def rtn(W: torch.Tensor, bits: int, group: int = 0) -> torch.Tensor:
 
 def _inverse_cholesky(H: torch.Tensor, damp: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Upper Cholesky factor U of ``(H + damp mean(diag H) I)^-1`` (U^T U = H^-1), H (..., in, in), after
-    giving dead inputs (zero diagonal) a unit diagonal; and the dead inputs (..., in)."""
+    giving dead inputs (zero diagonal) a unit diagonal; and the dead inputs (..., in).
+
+    With J the reversal of the indices, J H J = L L^T gives H^-1 = (J L^-1 J)^T (J L^-1 J), and J L^-1 J is
+    upper triangular with a positive diagonal: U itself. One Cholesky and one triangular inverse (LAPACK
+    trtri), a third of the arithmetic of inverting H and factoring the inverse.
+    """
     d = torch.diagonal(H, dim1=-2, dim2=-1)
     dead = d == 0
-    eye = torch.eye(H.shape[-1], dtype=H.dtype)
-    H = H + torch.diag_embed(dead.to(H.dtype)) + damp * d.mean(-1)[..., None, None] * eye
-    Hinv = torch.cholesky_inverse(torch.linalg.cholesky(H))
-    return torch.linalg.cholesky(Hinv, upper=True), dead
+    Hr = H.flip(-2, -1)                                                              # J H J (a copy)
+    torch.diagonal(Hr, dim1=-2, dim2=-1).add_(dead.flip(-1).to(H.dtype)).add_(damp * d.mean(-1, keepdim=True))
+    L = torch.linalg.cholesky(Hr).cpu().numpy()                                      # J H J = L L^T
+    trtri = lapack.get_lapack_funcs("trtri", (L,))
+    L_inv = np.stack([trtri(m, lower=1)[0] for m in L.reshape(-1, *L.shape[-2:])]).reshape(L.shape)
+    return torch.from_numpy(L_inv).to(H.device).flip(-2, -1), dead                  # U = J L^-1 J (upper: 0 above)
 
 
 class InverseFactor(NamedTuple):
@@ -136,6 +157,15 @@ def gptq(W: torch.Tensor, H: torch.Tensor, bits: int, group: int = 0, damp: floa
     g = _group(cols, group)
     Qt = torch.zeros_like(Wt)
     scale = zero = torch.zeros(*Wt.shape[:-2], Wt.shape[-1], dtype=Wt.dtype)
+    if _compiled(Wt):       # the same arithmetic as the loop below, a block per compiled call (kernels.py)
+        Wl, Ul, Ql = (t.reshape(-1, *t.shape[-2:]) for t in (Wt, U.float().contiguous(), Qt))   # (L, ., .) views
+        scale, zero = scale.reshape(len(Wl), -1).clone(), zero.reshape(len(Wl), -1).clone()
+        Err = torch.empty(len(Wl), BLOCK, Wt.shape[-1])
+        for b0 in range(0, cols, BLOCK):
+            b1 = min(b0 + BLOCK, cols)
+            kernels.gptq_block(*_np(Wl, Ul, Ql, Err, scale, zero), b0, b1, g, np.float32(2**bits - 1))
+            Wl[:, b1:, :] -= Ul[:, b0:b1, b1:].transpose(-1, -2) @ Err[:, :b1 - b0]   # lazy batch update
+        return Qt.transpose(-1, -2).contiguous()
     for b0 in range(0, cols, BLOCK):
         b1 = min(b0 + BLOCK, cols)
         W1, Err = Wt[..., b0:b1, :].clone(), torch.zeros_like(Wt[..., b0:b1, :])
@@ -216,6 +246,19 @@ def sparsegpt(W: torch.Tensor, H: torch.Tensor, sparsity: float = 0.5, nm: tuple
     U, dead = factor if factor is not None else inverse_factor(H, damp)
     Wt = W.float().masked_fill(dead[..., None, :], 0.0).transpose(-1, -2).contiguous()   # (..., in, out)
     cols = Wt.shape[-2]
+    if _compiled(Wt):       # the same arithmetic as the loop below, a block per compiled call (kernels.py)
+        Wl, Ul = (t.reshape(-1, *t.shape[-2:]) for t in (Wt, U.float().contiguous()))     # (L, ., .) views
+        Err = torch.empty(len(Wl), BLOCK, Wt.shape[-1])
+        mask = np.zeros((len(Wl), BLOCK, Wt.shape[-1]), np.uint8)
+        for b0 in range(0, cols, BLOCK):
+            b1 = min(b0 + BLOCK, cols)
+            if nm is None:                               # unstructured: the block's mask at once, over its weights
+                d = torch.diagonal(Ul, dim1=-2, dim2=-1)[:, b0:b1, None]
+                score = (Wl[:, b0:b1] ** 2 / d**2).transpose(-1, -2)
+                mask[:, :b1 - b0] = _mask_from_scores(score, sparsity, None, per_row=False).transpose(-1, -2).numpy()
+            kernels.sparsegpt_block(*_np(Wl, Ul, Err), mask, b0, b1, *(nm or (0, 0)))
+            Wl[:, b1:, :] -= Ul[:, b0:b1, b1:].transpose(-1, -2) @ Err[:, :b1 - b0]   # lazy batch update
+        return Wt.transpose(-1, -2).contiguous()
     for b0 in range(0, cols, BLOCK):
         b1 = min(b0 + BLOCK, cols)
         W1, Err = Wt[..., b0:b1, :].clone(), torch.zeros_like(Wt[..., b0:b1, :])
