@@ -163,7 +163,7 @@ def gptq(W: torch.Tensor, H: torch.Tensor, bits: int, group: int = 0, damp: floa
         Err = torch.empty(len(Wl), BLOCK, Wt.shape[-1])
         for b0 in range(0, cols, BLOCK):
             b1 = min(b0 + BLOCK, cols)
-            kernels.gptq_block(*_np(Wl, Ul, Ql, Err, scale, zero), b0, b1, g, np.float32(2**bits - 1))
+            kernels.gptq_block(*_np(Wl, Ul, Ql, Err, scale, zero), b0, b1, g, np.float32(2**bits - 1))  # type: ignore[call-arg]
             Wl[:, b1:, :] -= Ul[:, b0:b1, b1:].transpose(-1, -2) @ Err[:, :b1 - b0]   # lazy batch update
         return Qt.transpose(-1, -2).contiguous()
     for b0 in range(0, cols, BLOCK):
@@ -249,14 +249,14 @@ def sparsegpt(W: torch.Tensor, H: torch.Tensor, sparsity: float = 0.5, nm: tuple
     if _compiled(Wt):       # the same arithmetic as the loop below, a block per compiled call (kernels.py)
         Wl, Ul = (t.reshape(-1, *t.shape[-2:]) for t in (Wt, U.float().contiguous()))     # (L, ., .) views
         Err = torch.empty(len(Wl), BLOCK, Wt.shape[-1])
-        mask = np.zeros((len(Wl), BLOCK, Wt.shape[-1]), np.uint8)
+        block_mask = np.zeros((len(Wl), BLOCK, Wt.shape[-1]), np.uint8)
         for b0 in range(0, cols, BLOCK):
             b1 = min(b0 + BLOCK, cols)
             if nm is None:                               # unstructured: the block's mask at once, over its weights
                 d = torch.diagonal(Ul, dim1=-2, dim2=-1)[:, b0:b1, None]
                 score = (Wl[:, b0:b1] ** 2 / d**2).transpose(-1, -2)
-                mask[:, :b1 - b0] = _mask_from_scores(score, sparsity, None, per_row=False).transpose(-1, -2).numpy()
-            kernels.sparsegpt_block(*_np(Wl, Ul, Err), mask, b0, b1, *(nm or (0, 0)))
+                block_mask[:, :b1 - b0] = _mask_from_scores(score, sparsity, None, per_row=False).transpose(-1, -2).numpy()
+            kernels.sparsegpt_block(*_np(Wl, Ul, Err), block_mask, b0, b1, *(nm or (0, 0)))  # type: ignore[call-arg]
             Wl[:, b1:, :] -= Ul[:, b0:b1, b1:].transpose(-1, -2) @ Err[:, :b1 - b0]   # lazy batch update
         return Wt.transpose(-1, -2).contiguous()
     for b0 in range(0, cols, BLOCK):
