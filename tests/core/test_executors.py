@@ -11,7 +11,7 @@ from conftest import ray_lock
 
 from icml24.core import testing
 from icml24.core.errors import UserError
-from icml24.core.executors import error_line, execute
+from icml24.core.executors import WORKER_MALLOC, error_line, execute
 from icml24.core.registry import get_paper
 from icml24.core.store import RunRequest
 
@@ -51,6 +51,18 @@ def test_process_workers_cap_their_blas_pools_at_their_share_of_the_cores():
     outs = list(execute(range(2), fn=testing.blas_threads, executor="process", workers=2))
     share = max(1, (os.cpu_count() or 1) // 2)
     assert [o.result["threads"] for o in outs] == [[share], [share]]
+
+
+def test_process_workers_start_with_the_allocator_settings_and_the_caller_keeps_its_environment(monkeypatch):
+    for k in WORKER_MALLOC:
+        monkeypatch.delenv(k, raising=False)
+    outs = list(execute(range(2), fn=testing.malloc_environment, executor="process", workers=2))
+    assert [o.result["env"] for o in outs] == [dict(WORKER_MALLOC)] * 2
+    assert not any(k in os.environ for k in WORKER_MALLOC)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "0")                  # the user's own setting wins
+    outs = list(execute(range(1), fn=testing.malloc_environment, executor="process", workers=1))
+    assert outs[0].result["env"] == {**WORKER_MALLOC, "MALLOC_TRIM_THRESHOLD_": "0"}
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "0"
 
 
 def test_failing_unit_is_retried_once_then_reported_while_others_finish():
@@ -158,9 +170,11 @@ def test_a_local_ray_start_prints_no_token_warning(tmp_path):
     authentication and drops the warning."""
     pytest.importorskip("ray")
     code = ("from icml24.core import testing\nfrom icml24.core.executors import execute\n"
-            "print([o.result for o in execute([1, 2], fn=testing.square, executor='ray', workers=1)])")
-    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+            "print([o.result for o in execute([1, 2], fn=testing.square, executor='ray', workers=1)])\n"
+            "print(sorted(next(execute([1], fn=testing.malloc_environment, executor='ray', workers=1)).result['env'].items()))")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE" and k not in WORKER_MALLOC}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "'y': 4" in out.stdout and "Token authentication" not in out.stderr, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-1] == str(sorted(WORKER_MALLOC.items()))      # Ray's workers get the allocator settings

@@ -18,6 +18,13 @@ def blas_threads(x: int) -> dict:
     return {"x": x, "threads": sorted({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})}
 
 
+def malloc_environment(x: int) -> dict:
+    """The glibc allocator variables a worker process started with (the executor's WORKER_MALLOC)."""
+    import os
+
+    return {"x": x, "env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}}
+
+
 def fail_on_odd(x: int) -> dict:
     """Raises a worker-like fault (``RuntimeError``) for odd inputs on every attempt; even inputs behave like
     :func:`square`."""
