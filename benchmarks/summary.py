@@ -1,6 +1,10 @@
 """Run every benchmark in benchmarks/ (one after another, every thread pool at one thread) and print one table
 of ratios, with the CPU time beside the wall time of each row.
 
+Each benchmark runs in the process environment of the frame's workers (``core.executors.WORKER_MALLOC``:
+glibc keeps freed memory for reuse), so that it times the code as `icml24 run` runs it; both sides of every
+comparison run in that one process. Set the variables yourself to time another allocator setting.
+
 Each benchmark prints its own report and, for every comparison, a machine-readable row
 (``icml24.core.bench.ratio_row``); this script passes the reports through and then prints those rows
 as one markdown table: ours / baseline below 1 means this package is faster. `make bench` runs it.
@@ -15,6 +19,7 @@ import sys
 from pathlib import Path
 
 from icml24.core.bench import POOL_VARS, RATIO_MARK
+from icml24.core.executors import WORKER_MALLOC
 
 HERE = Path(__file__).parent
 
@@ -25,7 +30,7 @@ def main(names: list[str]) -> int:
     failed = []
     for script in scripts:
         print(f"== {script.name}", flush=True)
-        env = {**os.environ, **{var: "1" for var in POOL_VARS}}  # every pool at one thread, from the start
+        env = {**WORKER_MALLOC, **os.environ, **{var: "1" for var in POOL_VARS}}  # every pool at one thread
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
         for line in proc.stdout.splitlines():
             if line.startswith(RATIO_MARK):
