@@ -112,24 +112,6 @@ def rtn(W: torch.Tensor, bits: int, group: int = 0) -> torch.Tensor:
     return quantize(Wg, s, z, bits).reshape(W.shape)
 
 
-def _inverse_cholesky(H: torch.Tensor, damp: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Upper Cholesky factor U of ``(H + damp mean(diag H) I)^-1`` (U^T U = H^-1), H (..., in, in), after
-    giving dead inputs (zero diagonal) a unit diagonal; and the dead inputs (..., in).
-
-    With J the reversal of the indices, J H J = L L^T gives H^-1 = (J L^-1 J)^T (J L^-1 J), and J L^-1 J is
-    upper triangular with a positive diagonal: U itself. One Cholesky and one triangular inverse (LAPACK
-    trtri), a third of the arithmetic of inverting H and factoring the inverse.
-    """
-    d = torch.diagonal(H, dim1=-2, dim2=-1)
-    dead = d == 0
-    Hr = H.flip(-2, -1)                                                              # J H J (a copy)
-    torch.diagonal(Hr, dim1=-2, dim2=-1).add_(dead.flip(-1).to(H.dtype)).add_(damp * d.mean(-1, keepdim=True))
-    L = torch.linalg.cholesky(Hr).cpu().numpy()                                      # J H J = L L^T
-    trtri = lapack.get_lapack_funcs("trtri", (L,))
-    L_inv = np.stack([trtri(m, lower=1)[0] for m in L.reshape(-1, *L.shape[-2:])]).reshape(L.shape)
-    return torch.from_numpy(L_inv).to(H.device).flip(-2, -1), dead                  # U = J L^-1 J (upper: 0 above)
-
-
 class InverseFactor(NamedTuple):
     """What GPTQ and SparseGPT read of H: the upper Cholesky factor U of the damped inverse (float32, computed
     in float64) and the dead inputs."""
@@ -140,9 +122,28 @@ class InverseFactor(NamedTuple):
 
 def inverse_factor(H: torch.Tensor, damp: float = DAMP) -> InverseFactor:
     """:class:`InverseFactor` of H (..., in, in): the cubic part of GPTQ and SparseGPT, the same for every
-    method compressed from the same statistics (so it can be computed once and passed to each)."""
-    U, dead = _inverse_cholesky(H.double(), damp)
-    return InverseFactor(U.float(), dead)
+    method compressed from the same statistics (so it can be computed once and passed to each). Dead inputs
+    (zero diagonal) get a unit diagonal before the damping.
+
+    With J the reversal of the indices, J H J = L L^T gives H^-1 = (J L^-1 J)^T (J L^-1 J), and J L^-1 J is
+    upper triangular with a positive diagonal: U itself. One Cholesky and one triangular inverse (LAPACK
+    trtri), a third of the arithmetic of inverting H and factoring the inverse; in float64.
+    """
+    H = H.double()
+    d = torch.diagonal(H, dim1=-2, dim2=-1)
+    dead = d == 0
+    Hr = H.flip(-2, -1)                                                              # J H J (a copy)
+    torch.diagonal(Hr, dim1=-2, dim2=-1).add_(dead.flip(-1).to(H.dtype)).add_(damp * d.mean(-1, keepdim=True))
+    A = Hr.cpu().numpy()                      # C order; A[i].T is the same symmetric matrix in Fortran order
+    potrf, trtri = lapack.get_lapack_funcs(("potrf", "trtri"), (A,))
+    for i in np.ndindex(A.shape[:-2]):        # LAPACK in place on the Fortran view: L, then L^-1 (0 above)
+        L, info = potrf(A[i].T, lower=1, overwrite_a=1, clean=1)                     # J H J = L L^T
+        L_inv, info_inv = trtri(L, lower=1, overwrite_c=1)
+        if info or info_inv:
+            raise ValueError(f"the damped H is not positive definite (LAPACK info {info}, {info_inv})")
+        A[i] = L_inv.T
+    U = np.swapaxes(A, -1, -2)[..., ::-1, ::-1].astype(np.float32)                   # U = J L^-1 J
+    return InverseFactor(torch.from_numpy(U).to(H.device), dead)
 
 
 def gptq(W: torch.Tensor, H: torch.Tensor, bits: int, group: int = 0, damp: float = DAMP,
