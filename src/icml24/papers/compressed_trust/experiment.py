@@ -100,7 +100,7 @@ def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) 
     quotes = [tok.encode(calib_pool[i].text, add_special_tokens=False)[:config.calib_tokens] for i in picks]
     stats = calibration_stats(lm.model, quotes[:config.calibration], pad, config.batch)
     held_out = calibration_stats(lm.model, quotes[config.calibration:], pad, config.batch, config.error_layers)
-    metrics = layer_errors(lm.model, stats, held_out, config)
+    metrics = ctx.stage("errors", layer_errors, lm.model, stats, held_out, config)
     probes = trust.probes(probe_rng, config.probes, probe_pool, tok)
     dense = copy.deepcopy(lm.model.state_dict())
 
@@ -112,12 +112,16 @@ def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) 
             cast(lm.model, torch.float32)
             lm.model.load_state_dict(dense)
 
-    scores: dict[str, trust.Scores] = {"dense": evaluate()}
+    def compressed(m: Method) -> trust.Scores:     # the model compressed by m, scored; the dense weights after
+        compress_model(lm.model, stats, m, factors, errors=False)
+        return evaluate()
+
+    # a stage per model (checkpointed; each reports its time when it runs long)
+    scores: dict[str, trust.Scores] = {"dense": ctx.stage("dense", evaluate)}
     chosen = [method(name, config.group, config.awq_grid) for name in config.methods]
     factors = inverse_factors(lm.model, stats) if any(m.op in ("gptq", "sparsegpt") for m in chosen) else None
     for m in chosen:
-        compress_model(lm.model, stats, m, factors, errors=False)
-        scores[m.name] = evaluate()
+        scores[m.name] = ctx.stage(m.name, compressed, m)
     for tag, sc in scores.items():
         for dim in sc.trust:
             metrics[f"trust_{dim}_{tag}"] = sc.trust[dim]
@@ -140,7 +144,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ctx = ctx or RunContext.local(config.device)
     with ctx.threads(config.threads):
         torch.manual_seed(seed)
-        metrics = ctx.stage("seed", seed_stage, config, np.random.SeedSequence(seed), ctx)
+        metrics = seed_stage(config, np.random.SeedSequence(seed), ctx)
     return SeedResult(seed=seed, metrics=metrics, curves={})
 
 
