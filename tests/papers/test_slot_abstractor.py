@@ -16,9 +16,12 @@ from icml24.papers.slot_abstractor import art
 from icml24.papers.slot_abstractor import config as cf
 from icml24.papers.slot_abstractor.abstractor import AbstractorLayer, CrossAttention, Reasoner, context_norm
 from icml24.papers.slot_abstractor.experiment import (
+    EXAMPLES,
     _owners,
     autoencoder,
+    masks_figure,
     relation_attention,
+    run,
     slot_model,
     task_data,
     task_slots,
@@ -241,3 +244,21 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, override):
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().startswith("error:") and len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_seed_keeps_example_decompositions_and_the_report_draws_them(tmp_path):
+    """The first scenes of the FG-ARI set, as the report's masks figure reads them: the image and the
+    reconstruction as 0-255 gray levels, the true objects, the learned slot of each pixel and the scene's
+    FG-ARI (whose mean over every scene is the seed's fg_ari)."""
+    config = cf.SMOKE
+    out = run(config, 0, RunContext(cache_dir=tmp_path, code_hash="test"))
+    scenes = out.examples["scenes"]
+    assert len(scenes) == min(EXAMPLES, config.ari_images)
+    n = config.image_size
+    for sc in scenes:
+        assert sc["image"].shape == sc["objects"].shape == sc["slot"].shape == sc["recon"].shape == (n, n)
+        assert 0 <= sc["image"].min() and sc["image"].max() <= 255 and sc["image"].dtype.kind == "i"
+        assert set(np.unique(sc["slot"])) <= set(range(config.n_slots))
+        assert -1.0 <= sc["fg_ari"] <= 1.0
+    fig = masks_figure(out.to_dict()["examples"]["scenes"], 0, "oracle")     # as read back from the JSON
+    assert len(fig.axes) == 4 * len(scenes)

@@ -44,6 +44,9 @@ __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figu
 
 ARI_CHECKPOINTS = 10
 ARI_PROBE = 128
+EXAMPLES = 3
+"""Scenes of the FG-ARI set kept per seed (``examples["scenes"]``: image, true objects, the learned slot of each
+pixel, the reconstruction, the scene's FG-ARI) for the report's masks figure."""
 ENCODE_BATCH = 256
 
 
@@ -350,7 +353,15 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     with ctx.threads(config.threads):
         ae, pre = slot_model(config, ctx)
         scenes = _scenes(config, config.ari_images, streams.rng(seed, "ari"))
-        metrics["fg_ari"] = float(_ari(ae, scenes, streams.torch_generator(seed, "ari")).mean())
+        with torch.no_grad():
+            dec = ae(torch.from_numpy(scenes.images), streams.torch_generator(seed, "ari"))
+        ari = fg_ari(scenes.segments, dec.masks.numpy())                                  # (ari_images,)
+        metrics["fg_ari"] = float(ari.mean())
+        examples = {"scenes": [{"image": np.rint(255 * scenes.images[i]).astype(int),     # 0-255 gray
+                                "objects": scenes.segments[i],                            # 0 background, k + 1 object
+                                "slot": dec.masks[i].argmax(0).numpy(),                   # the slot of each pixel
+                                "recon": np.rint(255 * dec.recon[i].clamp(0, 1).numpy()).astype(int),
+                                "fg_ari": float(ari[i])} for i in range(min(EXAMPLES, len(ari)))]}
         curves["pretrain_step"], curves["pretrain_ari"] = pre.steps, pre.ari
         for task in config.tasks:
             metrics[f"chance_{task}"] = art.CHANCE[task]
@@ -358,7 +369,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
                 mt, cv = ctx.stage(f"task_{task}_m{m}", _task_stage, config, ctx, ae, seed, task, m)
                 metrics.update(mt)
                 curves.update(cv)
-    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+    return SeedResult(seed=seed, metrics=metrics, curves=curves, examples=examples)
 
 
 def figures(result: RunResult) -> dict:
@@ -387,4 +398,30 @@ def figures(result: RunResult) -> dict:
     axes[-1].set_xlabel("pretraining step")
     axes[-1].set_ylabel("FG-ARI (probe scenes)")
     fig.tight_layout()
-    return {"accuracy": fig}
+    figs = {"accuracy": fig}
+    if result.seeds and result.seeds[0].examples:
+        figs["masks"] = masks_figure(result.seeds[0].examples["scenes"], result.seeds[0].seed, cfg["slots"])
+    return figs
+
+
+def masks_figure(scenes: list[dict], seed: int, reasoned_on: str):
+    """One row per kept scene: the image, its true objects, the learned slot of each pixel (argmax of the
+    decoder's alpha masks) and the reconstruction."""
+    import matplotlib.pyplot as plt
+
+    cols = ("image", "objects", "slot", "recon")
+    titles = ("image", "true objects", "learned slot of each pixel", "reconstruction")
+    fig, axes = plt.subplots(len(scenes), len(cols), figsize=(2.2 * len(cols), 2.2 * len(scenes)), squeeze=False)
+    for r, sc in enumerate(scenes):
+        for c, key in enumerate(cols):
+            gray = key in ("image", "recon")
+            axes[r, c].imshow(np.asarray(sc[key]), cmap="gray" if gray else "tab10",
+                              vmin=0, vmax=255 if gray else 9, interpolation="nearest")
+            axes[r, c].set_xticks([])
+            axes[r, c].set_yticks([])
+            if r == 0:
+                axes[r, c].set_title(titles[c], fontsize=8)
+        axes[r, 0].set_ylabel(f"FG-ARI {sc['fg_ari']:.2f}", fontsize=8)
+    fig.suptitle(f"Slot Attention decompositions (seed {seed}; the reasoners read {reasoned_on} slots)", fontsize=9)
+    fig.tight_layout()
+    return fig
