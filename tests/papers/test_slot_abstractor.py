@@ -260,5 +260,5 @@ def test_a_seed_keeps_example_decompositions_and_the_report_draws_them(tmp_path)
         assert 0 <= sc["image"].min() and sc["image"].max() <= 255 and sc["image"].dtype.kind == "i"
         assert set(np.unique(sc["slot"])) <= set(range(config.n_slots))
         assert -1.0 <= sc["fg_ari"] <= 1.0
-    fig = masks_figure(out.to_dict()["examples"]["scenes"], 0, "oracle")     # as read back from the JSON
-    assert len(fig.axes) == 4 * len(scenes)
+    fig = masks_figure({0: out.to_dict()["examples"]["scenes"], 1: scenes}, "oracle")   # JSON and arrays
+    assert len(fig.axes) == 2 * 3 * len(scenes)

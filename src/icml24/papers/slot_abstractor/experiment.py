@@ -399,29 +399,35 @@ def figures(result: RunResult) -> dict:
     axes[-1].set_ylabel("FG-ARI (probe scenes)")
     fig.tight_layout()
     figs = {"accuracy": fig}
-    if result.seeds and result.seeds[0].examples:
-        figs["masks"] = masks_figure(result.seeds[0].examples["scenes"], result.seeds[0].seed, cfg["slots"])
+    kept = {sr.seed: sr.examples["scenes"] for sr in result.seeds if sr.examples}
+    if kept:
+        figs["masks"] = masks_figure(kept, cfg["slots"])
     return figs
 
 
-def masks_figure(scenes: list[dict], seed: int, reasoned_on: str):
-    """One row per kept scene: the image, its true objects, the learned slot of each pixel (argmax of the
-    decoder's alpha masks) and the reconstruction."""
+def masks_figure(kept: dict[int, list[dict]], reasoned_on: str):
+    """A row per seed, its kept scenes side by side (the first of its FG-ARI set, not chosen): the image, the
+    learned slot of each pixel (argmax of the decoder's alpha masks; its title the scene's FG-ARI) and the
+    reconstruction."""
     import matplotlib.pyplot as plt
 
-    cols = ("image", "objects", "slot", "recon")
-    titles = ("image", "true objects", "learned slot of each pixel", "reconstruction")
-    fig, axes = plt.subplots(len(scenes), len(cols), figsize=(2.2 * len(cols), 2.2 * len(scenes)), squeeze=False)
-    for r, sc in enumerate(scenes):
-        for c, key in enumerate(cols):
-            gray = key in ("image", "recon")
-            axes[r, c].imshow(np.asarray(sc[key]), cmap="gray" if gray else "tab10",
-                              vmin=0, vmax=255 if gray else 9, interpolation="nearest")
-            axes[r, c].set_xticks([])
-            axes[r, c].set_yticks([])
-            if r == 0:
-                axes[r, c].set_title(titles[c], fontsize=8)
-        axes[r, 0].set_ylabel(f"FG-ARI {sc['fg_ari']:.2f}", fontsize=8)
-    fig.suptitle(f"Slot Attention decompositions (seed {seed}; the reasoners read {reasoned_on} slots)", fontsize=9)
+    cols = ("image", "slot", "recon")
+    n = max(len(v) for v in kept.values())
+    fig, axes = plt.subplots(len(kept), n * len(cols), figsize=(1.25 * n * len(cols), 1.45 * len(kept) + 0.5),
+                             squeeze=False)
+    for r, (seed, scenes) in enumerate(sorted(kept.items())):
+        for i, sc in enumerate(scenes):
+            for c, key in enumerate(cols):
+                ax = axes[r, i * len(cols) + c]
+                gray = key != "slot"
+                ax.imshow(np.asarray(sc[key]), cmap="gray" if gray else "tab10", vmin=0, vmax=255 if gray else 9,
+                          interpolation="nearest")
+                ax.set_title(f"slots, ARI {sc['fg_ari']:.2f}" if key == "slot" else key, fontsize=7)
+        axes[r, 0].set_ylabel(f"seed {seed}", fontsize=8)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(f"Slot Attention decompositions of each seed's first scenes (FG-ARI: foreground adjusted Rand "
+                 f"index; the reasoners read {reasoned_on} slots)", fontsize=8)
     fig.tight_layout()
     return fig
