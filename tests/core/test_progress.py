@@ -84,6 +84,22 @@ def test_unit_context_notes_long_stages_and_builds_and_computes_the_same(tmp_pat
     assert ctx.artefact("table", {"n": 1}, lambda d: None) == folder and len(lines) == 4  # cached: silent
 
 
+def test_a_long_stage_is_noted_again_while_it_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML24_NOTE_AFTER_S", "0.05")
+    monkeypatch.setenv("ICML24_NOTE_EVERY_S", "0.1")
+    lines: list[str] = []
+    monkeypatch.setattr(executors, "_SINK", lines.append)
+    unit = Unit("p", "m", "quick", (), "h", 1, workdir=str(tmp_path / "work"), cache_dir=str(tmp_path / "cache"),
+                code_hash="c")
+    assert unit_context(unit).stage("long", lambda: time.sleep(0.5) or 1) == 1
+    running = [ln for ln in lines if ": running (" in ln]
+    assert running[0] == "p [quick] seed 1: stage long: running (0.05 s so far)"
+    assert 3 <= len(running) <= 6 and running[-1].endswith(" s so far)")     # every 0.1 s after the first
+    assert lines[-1].startswith("p [quick] seed 1: stage long: done in ")
+    time.sleep(0.3)
+    assert len(lines) == len(running) + 1                                     # nothing after the end
+
+
 def test_without_a_listener_notes_are_dropped():
     (out,) = list(execute([1], fn=_note_and_return, executor="serial"))
     assert out.result == 1 and executors._SINK is None

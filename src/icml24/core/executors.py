@@ -12,7 +12,7 @@ Retries are for faults of a worker. Ray is imported only when ``executor="ray"``
 
 A unit runs with a :class:`UnitContext`: the paper's :class:`~icml24.core.context.RunContext` (same checkpoints,
 same cache, same numbers) that also says, through :func:`note`, when one of its stages has been running for
-:data:`NOTE_AFTER_S` seconds and when it ends, and when it builds a cached artefact. ``execute(...,
+:data:`NOTE_AFTER_S` seconds, every :data:`NOTE_EVERY_S` seconds after that, and when it ends, and when it builds a cached artefact. ``execute(...,
 on_note=f)`` passes those lines to ``f`` in the calling process (serial: directly; process pool: through a
 queue); without ``on_note``, and on Ray, they are dropped.
 """
@@ -110,6 +110,10 @@ NOTE_AFTER_S = 10.0
 """A stage still running after this many seconds is noted, and so is its end (``ICML24_NOTE_AFTER_S``
 overrides); shorter stages stay silent."""
 
+NOTE_EVERY_S = 30.0
+"""A long stage is noted again every this many seconds while it runs, with its time so far
+(``ICML24_NOTE_EVERY_S`` overrides)."""
+
 _SINK: Any = None
 """Where :func:`note` sends its lines in this process: a callable (serial executor), a queue (a worker of
 the process pool) or None (dropped)."""
@@ -168,17 +172,26 @@ def _set_sink(sink: Any, blas_threads: int = 0) -> None:
 
 
 def _noted(what: str, fn: Callable[..., T]) -> Callable[..., T]:
-    """``fn`` that notes ``what ... running`` once it has run for NOTE_AFTER_S seconds and its end after that."""
+    """``fn`` that notes ``what ... running`` once it has run for NOTE_AFTER_S seconds, again every NOTE_EVERY_S
+    seconds while it runs, and its end after that."""
     def run(*args: Any) -> T:
         after = float(os.environ.get("ICML24_NOTE_AFTER_S", NOTE_AFTER_S))
-        timer = threading.Timer(after, note, (f"{what}: running ({after:g} s so far)",))
-        timer.daemon = True
-        timer.start()
+        every = float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S))
+        done = threading.Event()
         start = time.perf_counter()
+
+        def tick() -> None:
+            if done.wait(after):
+                return
+            note(f"{what}: running ({after:g} s so far)")
+            while not done.wait(every):
+                note(f"{what}: running ({time.perf_counter() - start:.0f} s so far)")
+
+        threading.Thread(target=tick, daemon=True).start()
         try:
             out = fn(*args)
         finally:
-            timer.cancel()
+            done.set()
         secs = time.perf_counter() - start
         if secs >= after:
             note(f"{what}: done in {secs:.1f} s")
