@@ -12,9 +12,9 @@ Retries are for faults of a worker. Ray is imported only when ``executor="ray"``
 
 A unit runs with a :class:`UnitContext`: the paper's :class:`~icml24.core.context.RunContext` (same checkpoints,
 same cache, same numbers) that also says, through :func:`note`, when one of its stages has been running for
-:data:`NOTE_AFTER_S` seconds, every :data:`NOTE_EVERY_S` seconds after that, and when it ends, and when it builds a cached artefact. ``execute(...,
-on_note=f)`` passes those lines to ``f`` in the calling process (serial: directly; process pool: through a
-queue); without ``on_note``, and on Ray, they are dropped.
+:data:`NOTE_AFTER_S` seconds, every :data:`NOTE_EVERY_S` seconds after that, and when it ends, and when it
+builds a cached artefact. ``execute(..., on_note=f)`` passes those lines to ``f`` in the calling process
+(serial: directly; process pool: through a queue); without ``on_note``, and on Ray, they are dropped.
 """
 
 from __future__ import annotations
