@@ -98,6 +98,11 @@ def test_a_long_stage_is_noted_again_while_it_runs(tmp_path, monkeypatch):
     assert lines[-1].startswith("p [quick] seed 1: stage long: done in ")
     time.sleep(0.3)
     assert len(lines) == len(running) + 1                                     # nothing after the end
+    lines.clear()
+    unit_context(unit).artefact("slow", {}, lambda folder: time.sleep(0.35))  # a long build ticks as well
+    assert lines[0].startswith("p [quick] seed 1: building slow into ")
+    assert lines[1] == "p [quick] seed 1: building slow: running (0.1 s so far)" and len(lines) >= 4
+    assert lines[-1].startswith("p [quick] seed 1: slow built in ")
 
 
 def test_without_a_listener_notes_are_dropped():

@@ -171,27 +171,36 @@ def _set_sink(sink: Any, blas_threads: int = 0) -> None:
         threadpool_limits(limits=blas_threads, user_api="blas")
 
 
+@contextmanager
+def _ticking(what: str, first: float) -> Iterator[None]:
+    """While the body runs: ``what: running (<first> s so far)`` after ``first`` seconds, then again every
+    NOTE_EVERY_S seconds with the time so far; nothing after the body ends."""
+    every = float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S))
+    done = threading.Event()
+    start = time.perf_counter()
+
+    def tick() -> None:
+        if done.wait(first):
+            return
+        note(f"{what}: running ({first:g} s so far)")
+        while not done.wait(every):
+            note(f"{what}: running ({time.perf_counter() - start:.0f} s so far)")
+
+    threading.Thread(target=tick, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def _noted(what: str, fn: Callable[..., T]) -> Callable[..., T]:
     """``fn`` that notes ``what ... running`` once it has run for NOTE_AFTER_S seconds, again every NOTE_EVERY_S
     seconds while it runs, and its end after that."""
     def run(*args: Any) -> T:
         after = float(os.environ.get("ICML24_NOTE_AFTER_S", NOTE_AFTER_S))
-        every = float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S))
-        done = threading.Event()
         start = time.perf_counter()
-
-        def tick() -> None:
-            if done.wait(after):
-                return
-            note(f"{what}: running ({after:g} s so far)")
-            while not done.wait(every):
-                note(f"{what}: running ({time.perf_counter() - start:.0f} s so far)")
-
-        threading.Thread(target=tick, daemon=True).start()
-        try:
+        with _ticking(what, after):
             out = fn(*args)
-        finally:
-            done.set()
         secs = time.perf_counter() - start
         if secs >= after:
             note(f"{what}: done in {secs:.1f} s")
@@ -218,7 +227,8 @@ class UnitContext(RunContext):
             where = self.cache_dir if self.cache_dir is not None else "a temporary folder"
             note(f"{self.label}: building {name} into {where} (once; later runs reuse it)")
             start = time.perf_counter()
-            build(folder)
+            with _ticking(f"{self.label}: building {name}", float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S))):
+                build(folder)
             note(f"{self.label}: {name} built in {time.perf_counter() - start:.1f} s ({_folder_mb(folder):.1f} MB)")
         return super().artefact(name, inputs, noted_build)
 
