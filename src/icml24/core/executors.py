@@ -145,8 +145,8 @@ the allocator it started with."""
 
 @contextmanager
 def _worker_environment() -> Iterator[None]:
-    """:data:`WORKER_MALLOC` in ``os.environ`` while worker processes start (they read it at their start; this
-    process's allocator is unaffected: glibc reads its settings once), then as it was."""
+    """:data:`WORKER_MALLOC` in ``os.environ`` while the pool may start workers (they read it at their start;
+    this process's allocator is unaffected: glibc reads its settings once), then as it was."""
     added = {k: v for k, v in WORKER_MALLOC.items() if k not in os.environ}
     os.environ.update(added)
     try:
@@ -175,7 +175,7 @@ def _set_sink(sink: Any, blas_threads: int = 0) -> None:
 def _ticking(what: str, first: float) -> Iterator[None]:
     """While the body runs: ``what: running (<first> s so far)`` after ``first`` seconds, then again every
     NOTE_EVERY_S seconds with the time so far; nothing after the body ends."""
-    every = float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S))
+    every = max(float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S)), 0.05)
     done = threading.Event()
     start = time.perf_counter()
 
@@ -186,11 +186,13 @@ def _ticking(what: str, first: float) -> Iterator[None]:
         while not done.wait(every):
             note(f"{what}: running ({time.perf_counter() - start:.0f} s so far)")
 
-    threading.Thread(target=tick, daemon=True).start()
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
     try:
         yield
     finally:
         done.set()
+        ticker.join()           # a note being written now lands before the caller's "done"
 
 
 def _noted(what: str, fn: Callable[..., T]) -> Callable[..., T]:
@@ -366,17 +368,17 @@ def _process(fn, units, retries, workers, on_note=None) -> Iterator[Outcome]:
         drain = threading.Thread(target=_drain, args=(queue, on_note), daemon=True)
         drain.start()
     try:
-        with _worker_environment():     # the workers start at the first submit
+        with _worker_environment():     # while any worker may start (the first submits, a retry's new worker)
             pending = {pool.submit(_call, fn, u): (u, 1) for u in units}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                unit, attempt = pending.pop(fut)
-                att = fut.result()
-                if _retry(att, attempt, retries):
-                    pending[pool.submit(_call, fn, unit)] = (unit, attempt + 1)
-                    continue
-                yield Outcome(unit, att.result, att.error, attempt, att.user_error)
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    unit, attempt = pending.pop(fut)
+                    att = fut.result()
+                    if _retry(att, attempt, retries):
+                        pending[pool.submit(_call, fn, unit)] = (unit, attempt + 1)
+                        continue
+                    yield Outcome(unit, att.result, att.error, attempt, att.user_error)
     finally:  # a consumer that stops early (a user fault) cancels the units not yet started
         pool.shutdown(wait=True, cancel_futures=True)
         if queue is not None and drain is not None:
