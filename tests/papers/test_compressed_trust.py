@@ -155,6 +155,16 @@ def test_compiled_column_loops_equal_the_torch_loops_bit_for_bit(monkeypatch, sh
         assert torch.equal(fast, loop)
 
 
+def test_sparsegpt_refuses_an_n_m_pattern_the_blocks_cannot_hold_and_a_singular_h_is_a_linalg_error():
+    H = C.stats(_correlated(8, d=36)).H
+    W = torch.randn(4, 36)
+    for nm in ((1, 3), (2, 64), (5, 4)):
+        with pytest.raises(ValueError, match="N:M"):
+            C.sparsegpt(W, H, 0.5, nm)
+    with pytest.raises(np.linalg.LinAlgError):        # a diverged seed to the frame, not a code fault
+        C.inverse_factor(torch.full((4, 4), float("nan"), dtype=torch.float64).fill_diagonal_(-1.0), damp=0.0)
+
+
 def test_inverse_factor_is_the_upper_cholesky_factor_of_the_damped_inverse():
     H = C.stats(_correlated(7, d=48)).H
     H[5], H[:, 5] = 0.0, 0.0

@@ -140,9 +140,9 @@ def inverse_factor(H: torch.Tensor, damp: float = DAMP) -> InverseFactor:
         L, info = potrf(A[i].T, lower=1, overwrite_a=1, clean=1)                     # J H J = L L^T
         L_inv, info_inv = trtri(L, lower=1, overwrite_c=1)
         if info or info_inv:
-            raise ValueError(f"the damped H is not positive definite (LAPACK info {info}, {info_inv})")
+            raise np.linalg.LinAlgError(f"the damped H is not positive definite (LAPACK info {info}, {info_inv})")
         A[i] = L_inv.T
-    U = np.swapaxes(A, -1, -2)[..., ::-1, ::-1].astype(np.float32)                   # U = J L^-1 J
+    U = np.ascontiguousarray(np.swapaxes(A, -1, -2)[..., ::-1, ::-1], dtype=np.float32)   # U = J L^-1 J
     return InverseFactor(torch.from_numpy(U).to(H.device), dead)
 
 
@@ -244,6 +244,9 @@ def sparsegpt(W: torch.Tensor, H: torch.Tensor, sparsity: float = 0.5, nm: tuple
               damp: float = DAMP, factor: InverseFactor | None = None) -> torch.Tensor:
     """SparseGPT (module docstring): adaptive mask selection and OBS updates, Frantar & Alistarh (2023), Alg. 1;
     W (..., out, in), H (..., in, in) or its ``factor``, as in :func:`gptq`. Held transposed internally."""
+    if nm is not None and not (0 < nm[0] <= nm[1] and BLOCK % nm[1] == 0 and W.shape[-1] % nm[1] == 0):
+        raise ValueError(f"N:M = {nm[0]}:{nm[1]}: M must divide the block ({BLOCK}) and the {W.shape[-1]} input "
+                         f"columns, and 0 < N <= M")
     U, dead = factor if factor is not None else inverse_factor(H, damp)
     Wt = W.float().masked_fill(dead[..., None, :], 0.0).transpose(-1, -2).contiguous()   # (..., in, out)
     cols = Wt.shape[-2]
