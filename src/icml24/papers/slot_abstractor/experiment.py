@@ -36,7 +36,7 @@ from icml24.papers.slot_abstractor.config import (
     Config,
     validate,
 )
-from icml24.papers.slot_abstractor.slots import SlotAutoencoder, fg_ari, oracle_factors
+from icml24.papers.slot_abstractor.slots import Decomposition, SlotAutoencoder, fg_ari, oracle_factors
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "autoencoder", "pretrain",
            "PRETRAIN_FIELDS", "slot_model", "TaskData", "task_data", "encode", "task_slots", "train_reasoner",
@@ -69,10 +69,11 @@ def _scenes(config: Config, n: int, rng: np.random.Generator) -> art.Scenes:
     return art.render(panels, config.image_size, config.glyph_size, config.jitter, rng)
 
 
-def _ari(ae: SlotAutoencoder, scenes: art.Scenes, generator: torch.Generator) -> np.ndarray:
+def _ari(ae: SlotAutoencoder, scenes: art.Scenes, generator: torch.Generator) -> tuple[np.ndarray, Decomposition]:
+    """The slots' FG-ARI on each scene, (n,), and the decomposition it was read from."""
     with torch.no_grad():
-        masks = ae(torch.from_numpy(scenes.images), generator).masks.numpy()
-    return fg_ari(scenes.segments, masks)
+        dec = ae(torch.from_numpy(scenes.images), generator)
+    return fg_ari(scenes.segments, dec.masks.numpy()), dec
 
 
 class Pretrained(NamedTuple):
@@ -107,7 +108,7 @@ def pretrain(config: Config) -> Pretrained:
         sched.step()
         if k in marks:
             steps.append(float(k))
-            ari.append(float(_ari(ae, probe, streams.torch_generator(config.pretrain_seed, "probe")).mean()))
+            ari.append(float(_ari(ae, probe, streams.torch_generator(config.pretrain_seed, "probe"))[0].mean()))
     return Pretrained({k: v.detach().clone() for k, v in ae.state_dict().items()}, steps, ari)
 
 
@@ -353,9 +354,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     with ctx.threads(config.threads):
         ae, pre = slot_model(config, ctx)
         scenes = _scenes(config, config.ari_images, streams.rng(seed, "ari"))
-        with torch.no_grad():
-            dec = ae(torch.from_numpy(scenes.images), streams.torch_generator(seed, "ari"))
-        ari = fg_ari(scenes.segments, dec.masks.numpy())                                  # (ari_images,)
+        ari, dec = _ari(ae, scenes, streams.torch_generator(seed, "ari"))                # (ari_images,)
         metrics["fg_ari"] = float(ari.mean())
         examples = {"scenes": [{"image": np.rint(255 * scenes.images[i]).astype(int),     # 0-255 gray
                                 "objects": scenes.segments[i],                            # 0 background, k + 1 object
