@@ -143,11 +143,16 @@ Set either variable yourself to override it; the serial executor runs in the cal
 the allocator it started with."""
 
 
+def _worker_malloc() -> dict[str, str]:
+    """The :data:`WORKER_MALLOC` variables this process's environment does not set itself (the user's win)."""
+    return {k: v for k, v in WORKER_MALLOC.items() if k not in os.environ}
+
+
 @contextmanager
 def _worker_environment() -> Iterator[None]:
     """:data:`WORKER_MALLOC` in ``os.environ`` while the pool may start workers (they read it at their start;
     this process's allocator is unaffected: glibc reads its settings once), then as it was."""
-    added = {k: v for k, v in WORKER_MALLOC.items() if k not in os.environ}
+    added = _worker_malloc()
     os.environ.update(added)
     try:
         yield
@@ -172,10 +177,11 @@ def _set_sink(sink: Any, blas_threads: int = 0) -> None:
 
 
 @contextmanager
-def _ticking(what: str, first: float) -> Iterator[None]:
-    """While the body runs: ``what: running (<first> s so far)`` after ``first`` seconds, then again every
-    NOTE_EVERY_S seconds with the time so far; nothing after the body ends."""
+def _ticking(what: str, first: float | None = None) -> Iterator[None]:
+    """While the body runs: ``what: running (<first> s so far)`` after ``first`` seconds (default: NOTE_EVERY_S),
+    then again every NOTE_EVERY_S seconds with the time so far; nothing after the body ends."""
     every = max(float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S)), 0.05)
+    first = every if first is None else first
     done = threading.Event()
     start = time.perf_counter()
 
@@ -229,7 +235,7 @@ class UnitContext(RunContext):
             where = self.cache_dir if self.cache_dir is not None else "a temporary folder"
             note(f"{self.label}: building {name} into {where} (once; later runs reuse it)")
             start = time.perf_counter()
-            with _ticking(f"{self.label}: building {name}", float(os.environ.get("ICML24_NOTE_EVERY_S", NOTE_EVERY_S))):
+            with _ticking(f"{self.label}: building {name}"):
                 build(folder)
             note(f"{self.label}: {name} built in {time.perf_counter() - start:.1f} s ({_folder_mb(folder):.1f} MB)")
         return super().artefact(name, inputs, noted_build)
@@ -395,8 +401,7 @@ def _ray(fn, units, retries, workers, address) -> Iterator[Outcome]:
     units = list(units)
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                  "runtime_env": {"env_vars": {k: v for k, v in WORKER_MALLOC.items()
-                                                               if k not in os.environ}}}
+                                  "runtime_env": {"env_vars": _worker_malloc()}}
         if address:
             kwargs["address"] = address
         else:  # a local Ray runs `workers` units at once, each with the CPUs it asks for (its config's threads)
