@@ -142,6 +142,30 @@ def test_probe_cross_validates_and_scores_every_test_fold():
     assert probe(rng.permutation(emb), y, f) < 0.75 and probe(rng.normal(size=(100, 4)), y, f) < 0.75
 
 
+def test_probe_equals_a_naive_rbf_svm_loop():
+    # the precomputed Gram matrix gives scikit-learn's RBF SVM on the standardised embeddings, gamma 'scale'
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from icml24.papers.ci_gcl.experiment import C_GRID
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 30)
+    emb = rng.normal(size=(60, 5)) + 0.8 * y[:, None]
+    f = folds(y, 5, rng)
+    z = StandardScaler().fit_transform(emb)
+    svm = {C: SVC(C=C, kernel="rbf", gamma=1 / (5 * z.var())) for C in C_GRID}
+    accs = []
+    for t in range(5):
+        test, val = f == t, f == (t + 1) % 5
+        fit = ~test & ~val
+        val_acc = [svm[C].fit(z[fit], y[fit]).score(z[val], y[val]) for C in C_GRID]
+        best = C_GRID[int(np.argmax(val_acc))]
+        accs.append(svm[best].fit(z[~test], y[~test]).score(z[test], y[test]))
+    assert 0.6 < np.mean(accs) < 1.0
+    assert probe(emb, y, f) == pytest.approx(np.mean(accs), abs=1e-12)
+
+
 def test_drop_precision_by_hand():
     # one graph: a 4-cycle 0-1-2-3 with communities {0, 1} and {2, 3}: edges 1-2 and 3-0 are inter
     A = torch.zeros(1, 4, 4)

@@ -40,10 +40,13 @@ class Config:
     add_candidates: int = knob(20, "random candidate non-edges per graph for edge adding", ge=1)
     add_frac: float = knob(0.1, "edges added per graph, as a fraction of its edges", gt=0, le=1)
     graphcl_frac: float = knob(0.2, "GraphCL: fraction of edges dropped / feature entries masked", gt=0, lt=1)
+    restarts: int = knob(2, "encoders trained per method and task (independent initialisations and augmentation "
+                            "draws), every metric their mean: one encoder's training noise is most of a seed's "
+                            "spread", ge=1)
     # evaluation
     folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
                           "training folds", ge=3)
-    cv_repeats: int = knob(3, "independent fold partitions of the cross-validation, accuracies averaged", ge=1)
+    cv_repeats: int = knob(2, "independent fold partitions of the cross-validation, accuracies averaged", ge=1)
     noise: float = knob(0.4, "edge noise rate r of the robustness check (official sweep 0-0.4): r/2 of every "
                              "graph's edges removed and as many non-edges added", gt=0, lt=1)
     noise_draws: int = knob(3, "independent noisy copies of the data set, noisy accuracies averaged", ge=1)
@@ -55,7 +58,7 @@ class Config:
 
 
 SMOKE = Config(sbm_graphs=40, hidden=8, aug_hidden=8, epochs=1, tu_epochs=1, batch=16, folds=5, premise_graphs=3,
-               cv_repeats=1, noise_draws=1)
+               cv_repeats=1, noise_draws=1, restarts=1)
 QUICK = Config(sbm_graphs=400)
 FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000,
               noise_draws=5)
