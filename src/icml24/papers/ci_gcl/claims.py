@@ -11,7 +11,9 @@ per-seed difference: C2a -0.100 (0.081) and C2b +0.016 (0.065) on seeds 100-105 
 makes the augmenters drop intra-community edges; the spectral losses, at the official weights, pull back
 weakly), C3a +0.0092 (0.0116), C3c +0.0100 (0.0232). Expected power at 12 seeds: C3a about 1, C2b about
 0.75, C2a about 0.55, C3c about 0.3 (about 45 seeds would give 0.8): misses of the last three are likely
-inconclusive, which is what this scale can say.
+inconclusive, which is what this scale can say. A second pilot (seeds 200-219) found one encoder's training
+noise to be most of a seed's spread; QUICK now averages 2 encoders per method (seeds 210-219 with that design:
+C3a +0.0100 (0.0108), C3c +0.0007 (0.0082), C2a -0.034 (0.095), C2b +0.087 (0.143)). The bands are unchanged.
 """
 
 from __future__ import annotations
