@@ -16,8 +16,8 @@ presets, ``SEEDS`` and ``validate`` live in config.py (no torch, for ``icml24 sh
 from __future__ import annotations
 
 import numpy as np
-import torch
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.core.stats import loglog_slope
@@ -53,15 +53,14 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
 
 
 def _run(config: Config, seed: int) -> SeedResult:
-    rng = np.random.default_rng(seed)
-    chain = random_pair_chain(config.n_states, config.n_actions, config.feature_dim, config.gamma, rng,
-                              config.concentration)
+    chain = random_pair_chain(config.n_states, config.n_actions, config.feature_dim, config.gamma,
+                              streams.rng(seed, "chain"), config.concentration)
     phi = as_tensor(chain.phi)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {}
 
     def setup(m: int, init: int = 0):
-        gen = torch.Generator().manual_seed(seed * 7919 + m * 31 + init)
+        gen = streams.torch_generator(seed, "init", m, init)
         net = init_network(config.feature_dim, m, config.depth, gen)
         K = ntk_gram(net, phi).double().numpy()  # (N, N)
         q0 = forward(net, phi).q.double().numpy()  # (N,)
@@ -88,8 +87,8 @@ def _run(config: Config, seed: int) -> SeedResult:
     # theory schedule, Markovian and i.i.d. sampling, one batched run of 2 * n_chains chains
     cks = _checkpoints(config)
     n = config.n_chains
-    mk = markov_transitions(chain.P, chain.mu, config.T, n, rng)
-    iid = iid_transitions(chain.P, chain.mu, config.T, n, rng)
+    mk = markov_transitions(chain.P, chain.mu, config.T, n, streams.rng(seed, "markov"))
+    iid = iid_transitions(chain.P, chain.mu, config.T, n, streams.rng(seed, "iid"))
     both = type(mk)(np.concatenate([mk.cur, iid.cur]), np.concatenate([mk.nxt, iid.nxt]))
     trace = neural_td(net, chain, both, theory_schedule(config.T, lam, alpha_max, config.beta_mult),
                       config.omega, cks, ref.q)
@@ -108,7 +107,7 @@ def _run(config: Config, seed: int) -> SeedResult:
     # earlier analyses: constant alpha0 / sqrt(T), uniform average, a separate run per horizon
     err_old = []
     for horizon in config.earlier_horizons:
-        tr = markov_transitions(chain.P, chain.mu, horizon, n, rng)
+        tr = markov_transitions(chain.P, chain.mu, horizon, n, streams.rng(seed, "earlier", horizon))
         res = neural_td(net, chain, tr, earlier_schedule(horizon, config.earlier_alpha0), config.omega,
                         np.array([horizon]), ref.q)
         err_old.append(float(res.error[:, -1].mean()))
