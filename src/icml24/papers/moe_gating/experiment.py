@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
@@ -74,7 +75,6 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
 
 
 def _run(config: Config, seed: int) -> SeedResult:
-    gen = torch.Generator().manual_seed(seed)
     dt = getattr(torch, config.dtype)
     truth = true_params(config)
     ns = np.unique(np.geomspace(config.n_min, config.n_max, config.n_points).round().astype(int))
@@ -88,8 +88,10 @@ def _run(config: Config, seed: int) -> SeedResult:
     for gate in config.gates:
         loss, loss_rescaled, hell, unconverged = [], [], [], 0
         for n in ns:
-            data = sample(truth, int(n), config.reps, gate, gen)
-            init = initial_params(truth, config.k_fit, config.reps, gate, config.init_scale, gen)
+            # each (gate, n) has its own data and initialisation streams: adding a gate or an n shifts no other
+            data = sample(truth, int(n), config.reps, gate, streams.torch_generator(seed, "data", gate, int(n)))
+            init = initial_params(truth, config.k_fit, config.reps, gate, config.init_scale,
+                                  streams.torch_generator(seed, "init", gate, int(n)))
             fit = fit_mle(data.x, data.y, init, gate, max_iter=config.max_iter)
             unconverged += int((~fit.converged).sum())
             loss.append(float(voronoi_loss(fit.params, truth, gate).total.mean()))

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from icml24.common.nn import n_params
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
@@ -120,12 +121,13 @@ class TrainLog(NamedTuple):
 
 
 def load_data(config: Config, seed: int) -> ImageData:
-    """The configured data set for ``seed``."""
+    """The configured data set for ``seed`` (its subset and split from the seed's "data" stream)."""
+    data_seed = streams.int_seed(seed, "data")
     if config.data == "idx":
         validate(config)
-        return load_idx_dataset(config.data_dir, config.n_train, config.n_test, seed)
+        return load_idx_dataset(config.data_dir, config.n_train, config.n_test, data_seed)
     validate(config)
-    return mnist_5k_split(config.n_train, config.n_test, seed)
+    return mnist_5k_split(config.n_train, config.n_test, data_seed)
 
 
 def _evaluate(model, data: ImageData, config: Config) -> tuple[float, float, float, int]:
@@ -151,7 +153,7 @@ def train(model, data: ImageData, config: Config, seed: int, project: bool) -> T
     if project:
         attach_projection(opt, model)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, [max(1, int(config.milestone_frac * config.epochs))], 0.1)
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator(seed, "batches")               # the same batches for every network
     log = TrainLog([], [], [], [], [], 0, False)
     nonconv, diverged = 0, False
     n = data.x_train.shape[0]
@@ -188,10 +190,10 @@ def train(model, data: ImageData, config: Config, seed: int, project: bool) -> T
 
 
 def _build(kind: str, d_in: int, config: Config, seed: int):
-    """A fresh model; every kind is built from the same torch seed (pcDEQ and DEQ start identical)."""
+    """A fresh model; every kind is built from the seed's "init" stream (pcDEQ and DEQ start identical)."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        gen = torch.Generator().manual_seed(seed)
+        torch.manual_seed(streams.int_seed(seed, "init"))
+        gen = streams.torch_generator(seed, "init")
         if kind == "mlp":
             return MLPNet(d_in, config.width, 10).to(config.device)
         layer_type = PcDEQLinear if kind == "pcdeq" else UnconstrainedDEQLinear
@@ -212,7 +214,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ctx = ctx or RunContext.local(config.device)
     data = load_data(config, seed)  # first, so a missing data folder fails before any compute
     with ctx.threads(config.threads):
-        study = ctx.stage("property_study", property_study, config, np.random.default_rng([seed, 0]))
+        study = ctx.stage("property_study", property_study, config, streams.rng(seed, "property_study"))
         d_in = int(np.prod(data.x_train.shape[1:]))
         logs, sizes = {}, {}
         for kind in ("pcdeq", "deq", "mlp"):
