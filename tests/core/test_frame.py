@@ -341,3 +341,14 @@ def test_a_seed_keeps_its_examples_through_json_and_writes_none_when_it_has_none
     assert "examples" not in SeedResult(3, {"m": 1.0}).to_dict()          # other papers' files are unchanged
     numpy_values = SeedResult(3, {}, examples={"a": [{"y": np.int64(1), "w": np.float32(0.5), "v": np.arange(2)}]})
     assert json.loads(dumps(numpy_values.to_dict()))["examples"] == {"a": [{"y": 1, "w": 0.5, "v": [0, 1]}]}
+
+
+def test_from_stages_merges_stage_outputs_and_refuses_a_name_produced_twice():
+    from icml24.core.results import SeedResult, StageOut
+
+    res = SeedResult.from_stages(5, [StageOut({"a": 1.0}, {"x": [1.0, 2.0]}), StageOut({"b": 2.0}, {"y": [3.0]})])
+    assert (res.seed, res.metrics, res.curves) == (5, {"a": 1.0, "b": 2.0}, {"x": [1.0, 2.0], "y": [3.0]})
+    with pytest.raises(ValueError, match=r"seed 5: two stages produce \['a'\]"):
+        SeedResult.from_stages(5, [StageOut({"a": 1.0}, {}), StageOut({"a": 3.0}, {})])
+    with pytest.raises(ValueError, match=r"\['x'\]"):
+        SeedResult.from_stages(5, [StageOut({}, {"x": [1.0]}), StageOut({}, {"x": [2.0]})])

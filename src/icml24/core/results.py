@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 TMP_PREFIX = ".tmp-"
 
@@ -88,6 +88,14 @@ def _float(v: Any) -> float:
     return float(v)
 
 
+class StageOut(NamedTuple):
+    """What one checkpointed stage of a seed (``RunContext.stage``) returns: its share of the seed's
+    metrics and curves, merged by :meth:`SeedResult.from_stages`."""
+
+    metrics: dict[str, float]
+    curves: dict[str, list[float]]
+
+
 @dataclass
 class SeedResult:
     """What one ``run(config, seed)`` returns.
@@ -115,6 +123,24 @@ class SeedResult:
         if self.examples:
             out["examples"] = _jsonable(self.examples)      # numpy scalars and arrays as numbers, NaN as null
         return out
+
+    @classmethod
+    def from_stages(cls, seed: int, stages: Iterable[StageOut]) -> "SeedResult":
+        """The seed's result from its stages' outputs; a metric or curve that two stages both produce is an
+        error (one would silently overwrite the other).
+
+        >>> SeedResult.from_stages(3, [StageOut({"a": 1.0}, {}), StageOut({"b": 2.0}, {"t": [0.0]})]).metrics
+        {'a': 1.0, 'b': 2.0}
+        """
+        metrics: dict[str, float] = {}
+        curves: dict[str, list[float]] = {}
+        for out in stages:
+            twice = (metrics.keys() & out.metrics.keys()) | (curves.keys() & out.curves.keys())
+            if twice:
+                raise ValueError(f"seed {seed}: two stages produce {sorted(twice)}")
+            metrics.update(out.metrics)
+            curves.update(out.curves)
+        return cls(seed, metrics, curves)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SeedResult":

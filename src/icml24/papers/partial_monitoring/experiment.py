@@ -1,44 +1,46 @@
 """Experiment: ExO with the hybrid regularizer against ExO with negative entropy, in stochastic and
 adversarial partial-monitoring games.
 
-Per seed, ``run`` plays (all with horizon T, regret read at geometric checkpoints):
+Per seed, ``run`` plays, one checkpointed stage per step (all with horizon T, regret read at geometric
+checkpoints):
 
-1. the locally observable game (apple tasting), i.i.d. outcomes: hybrid (adaptive rate) and
-   negentropy (fixed rate beta_t = c sqrt(t)) with the quadratic stability model (reported only);
-2. the same game against the switching (staircase) adversary, over ``adv_horizon`` rounds: hybrid - C2;
-3. the globally observable game (label-efficient prediction), i.i.d. outcomes: the globally observable
-   BOBW algorithm (:mod:`.global_bobw`) and the classical T^{2/3} baseline (exponential weights,
+1. ``local_stage``: the locally observable game (apple tasting), i.i.d. outcomes: hybrid (adaptive rate),
+   negentropy (fixed rate beta_t = c sqrt(t)) with the quadratic stability model (reported only), and
+   negentropy ExO solved with LS2020's exact exponential-weights objective (:class:`.exo.ExpWeightsExOSolver`);
+2. ``adversarial_stage``: the same game against the switching (staircase) adversary, over ``adv_horizon``
+   rounds: hybrid                                                                      - claim C2;
+3. ``global_stage``: the globally observable game (label-efficient prediction), i.i.d. outcomes: the globally
+   observable BOBW algorithm (:mod:`.global_bobw`) and the classical T^{2/3} baseline (exponential weights,
    beta_t = c t^{2/3}, exploration t^{-1/3}), and the BOBW algorithm against the switching adversary
                                                                                         - claim C3;
    both learners again with a large gap (``u_glob_easy``; reported, no claim);
-4. a grid of locally observable games (apple tasting, 3-armed bandit, 3-action full information)
-   with i.i.d. outcomes: hybrid; regret divided by the bound's shape sum_a k^2 m^2 log T / Delta_a - C4;
-5. the local game again with negentropy ExO solved with LS2020's exact exponential-weights objective
-   (:class:`.exo.ExpWeightsExOSolver`);
-6. ``local_runs - 1`` further independent runs of the two i.i.d. learners of C1 (hybrid, LS2020
-   negentropy); C1 reads the mean regret curve of the ``local_runs`` runs of each     - claim C1;
-7. with ``adv_horizon`` > T, the hybrid learner on the i.i.d. sequence over ``adv_horizon`` rounds, the
+4. ``grid_stage``: a grid of locally observable games (apple tasting, 3-armed bandit, 3-action full
+   information) with i.i.d. outcomes: hybrid; regret divided by the bound's shape
+   sum_a k^2 m^2 log T / Delta_a                                                       - claim C4;
+5. ``c1_stage``: ``local_runs - 1`` further independent runs of the two i.i.d. learners of C1 (hybrid,
+   LS2020 negentropy); C1 reads the mean regret curve of the ``local_runs`` runs of each  - claim C1;
+   with ``adv_horizon`` > T, the hybrid learner on the i.i.d. sequence over ``adv_horizon`` rounds, the
    second sequence of C2.
 
-Every random draw comes from generators spawned from ``seed`` (one per game run).
+Every run draws from its own named stream of ``seed`` (:mod:`icml24.core.streams`: seed, stage, run tag).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 import numpy as np
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
-from icml24.core.results import RunResult, SeedResult
+from icml24.core.results import RunResult, SeedResult, StageOut
 from icml24.core.stats import loglog_slope
 from icml24.papers.partial_monitoring.algorithm import LearnerSpec, RunTrace, bound_scale, play
 from icml24.papers.partial_monitoring.components import (
     corrupted_env,
     make_game,
-    observability,
     stochastic_env,
     switching_env,
 )
@@ -66,135 +68,185 @@ def norm23(t: float) -> float:
     return t ** (2 / 3) * math.log(t) ** (1 / 3)
 
 
-def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
-    """One seed: every learner on every game/environment of the module docstring (numpy only: ``ctx``,
-    the frame's run context, is accepted for the contract and not needed)."""
-    grid, late = checkpoints(config)
-    marks = np.union1d(grid, late)
-    T = config.horizon
-    # children keep their index whatever the count, so the first 16 streams do not depend on local_runs
-    streams = iter(np.random.SeedSequence(seed).spawn(17 + 2 * (config.local_runs - 1)))
+class Played(NamedTuple):
+    """One stage of a seed: its metrics and curves, the ExO solver's work (summed into
+    ``exo_solves_per_round``) and the regret by round of the runs a later stage reuses, by tag."""
 
-    def spec(regularizer: Literal["hybrid", "negentropy"], schedule: Literal["adaptive", "fixed"], root: int,
-             stability: Literal["local", "exact"] = "local") -> LearnerSpec:
-        return LearnerSpec(regularizer, schedule, root, c=config.c, gamma=config.gamma,
-                           resolve_tol=config.resolve_tol, stability=stability)
+    out: StageOut
+    solves: int
+    exo_rounds: int
+    regret: dict[str, dict[int, float]]
 
-    exo_rounds = [0]                  # rounds played by ExO learners (the global learners solve no ExO)
 
-    def go(game_name: str, env, learner: LearnerSpec | GlobalSpec, at: np.ndarray = marks):
+class _Stage:
+    """Plays one stage's runs, each on its own named stream of the seed, and records their regret."""
+
+    def __init__(self, config: Config, seed: int, name: str):
+        self.config, self.seed, self.name = config, seed, name
+        self.grid, self.late = checkpoints(config)
+        self.marks = np.union1d(self.grid, self.late)
+        self.out = StageOut({}, {})
+        self.solves = self.exo_rounds = 0
+        self.keep: dict[str, dict[int, float]] = {}
+
+    def play(self, tag: str, game_name: str, env, learner: LearnerSpec | GlobalSpec,
+             at: np.ndarray | None = None) -> dict[int, float]:
+        """Regret by round of ``learner`` on ``env``, drawn from the stream (seed, stage name, ``tag``)."""
         player: Callable[..., RunTrace] = play_global if isinstance(learner, GlobalSpec) else play
-        trace = player(make_game(game_name), env, learner, np.random.default_rng(next(streams)), at)
-        exo_rounds[0] += len(env.dists) if player is play else 0
-        return dict(zip(trace.t.astype(int).tolist(), trace.regret.tolist())), trace.n_solves
+        trace = player(make_game(game_name), env, learner, streams.rng(self.seed, self.name, tag),
+                       self.marks if at is None else at)
+        if player is play:                       # the global learners solve no ExO
+            self.solves += trace.n_solves
+            self.exo_rounds += len(env.dists)
+        return dict(zip(trace.t.astype(int).tolist(), trace.regret.tolist()))
 
-    metrics: dict[str, float] = {}
-    curves: dict[str, list[float]] = {"t": grid.astype(float).tolist(), "t_late": late.astype(float).tolist()}
-    solves = 0
-
-    def record(tag: str, reg: dict) -> None:
-        curves[f"regret_{tag}"] = [reg[int(t)] for t in grid]
-        curves[f"regret_{tag}_late"] = [reg[int(t)] for t in late]
-        metrics[f"regret_{tag}"] = reg[T]
+    def record(self, tag: str, reg: dict[int, float]) -> None:
+        """The regret curves (all and late checkpoints), the final regret and (not adversarial) the late slope."""
+        metrics, curves = self.out
+        curves[f"regret_{tag}"] = [reg[int(t)] for t in self.grid]
+        curves[f"regret_{tag}_late"] = [reg[int(t)] for t in self.late]
+        metrics[f"regret_{tag}"] = reg[self.config.horizon]
         if not tag.endswith("adv"):
             # regret floored at 1e-12 so a (rare) non-positive value does not make the slope NaN
-            late_regret = np.maximum(np.array([reg[int(t)] for t in late]), 1e-12)
-            metrics[f"slope_{tag}"] = loglog_slope(late.astype(float), late_regret).slope
+            late_regret = np.maximum(np.array([reg[int(t)] for t in self.late]), 1e-12)
+            metrics[f"slope_{tag}"] = loglog_slope(self.late.astype(float), late_regret).slope
 
-    # 1. local game, stochastic: hybrid vs negentropy with the quadratic stability model (reported);
-    #    the negentropy learner with LS2020's exact objective (C1) runs last (step 5)
-    g_loc = make_game(config.local_game)
-    u_loc = stochastic_law(config, g_loc.d)
-    learner: LearnerSpec | GlobalSpec  # the loop variable of steps 1 and 3
-    for tag, learner in (("hyb_loc", spec("hybrid", "adaptive", 2)), ("neg_loc", spec("negentropy", "fixed", 2))):
-        reg, n = go(config.local_game, stochastic_env(u_loc, T), learner)
-        record(tag, reg)
-        solves += n
-        if tag == "hyb_loc":
-            hyb_loc = reg                  # the first of C1's hybrid runs (step 6 adds the others)
-    # 2. local game, switching adversary (C2), over adv_horizon rounds (T2 >= T)
-    T2 = config.adv_horizon or T
-    at2 = np.union1d(marks, [T2])
+    def done(self) -> Played:
+        return Played(self.out, self.solves, self.exo_rounds, self.keep)
 
-    def adversary(rounds: int):
-        return switching_env(np.array(config.adv_u_a), np.array(config.adv_u_b), rounds, config.adv_first_phase,
-                             config.adv_growth)
 
-    reg, n = go(config.local_game, adversary(T2), spec("hybrid", "adaptive", 2), at2)
-    record("hyb_adv", reg)
-    solves += n
-    curves["adv_norm"] = [reg[int(t)] / norm(t) for t in grid]
-    curves["adv_norm_late"] = [reg[int(t)] / norm(t) for t in late]
+def _spec(config: Config, regularizer: Literal["hybrid", "negentropy"], schedule: Literal["adaptive", "fixed"],
+          stability: Literal["local", "exact"] = "local") -> LearnerSpec:
+    return LearnerSpec(regularizer, schedule, 2, c=config.c, gamma=config.gamma, resolve_tol=config.resolve_tol,
+                       stability=stability)
+
+
+def _adversary(config: Config, rounds: int):
+    return switching_env(np.array(config.adv_u_a), np.array(config.adv_u_b), rounds, config.adv_first_phase,
+                         config.adv_growth)
+
+
+def _c2_horizon(config: Config) -> tuple[int, np.ndarray]:
+    """C2's horizon T2 = ``adv_horizon`` (or T) and the checkpoints that reach it."""
+    T2 = config.adv_horizon or config.horizon
+    grid, late = checkpoints(config)
+    return T2, np.union1d(np.union1d(grid, late), [T2])
+
+
+def local_stage(config: Config, seed: int) -> Played:
+    """1. The local game, i.i.d. outcomes: hybrid (adaptive rate) and negentropy (fixed rate) with the
+    quadratic stability model (reported), and negentropy with LS2020's exact objective (the first runs of
+    C1's two learners)."""
+    st = _Stage(config, seed, "local")
+    u = stochastic_law(config, make_game(config.local_game).d)
+    for tag, learner in (("hyb_loc", _spec(config, "hybrid", "adaptive")),
+                         ("neg_loc", _spec(config, "negentropy", "fixed")),
+                         ("negx_loc", _spec(config, "negentropy", "fixed", "exact"))):
+        st.keep[tag] = reg = st.play(tag, config.local_game, stochastic_env(u, config.horizon), learner)
+        st.record(tag, reg)
+    return st.done()
+
+
+def adversarial_stage(config: Config, seed: int) -> Played:
+    """2. The local game against the switching adversary over T2 rounds (C2), normalised by sqrt(T2 log T2)."""
+    st = _Stage(config, seed, "adversarial")
+    T2, at2 = _c2_horizon(config)
+    reg = st.play("hyb_adv", config.local_game, _adversary(config, T2), _spec(config, "hybrid", "adaptive"), at2)
+    st.record("hyb_adv", reg)
+    metrics, curves = st.out
+    curves["adv_norm"] = [reg[int(t)] / norm(t) for t in st.grid]
+    curves["adv_norm_late"] = [reg[int(t)] / norm(t) for t in st.late]
     metrics["adv_norm_final"] = reg[T2] / norm(T2)
-    c2_adv = reg[T2]
-    # 3. global game: BOBW algorithm vs the T^{2/3} baseline (stochastic), BOBW vs the switching adversary (C3)
-    g_glob = make_game(config.global_game)
-    u_glob = stochastic_law(config, g_glob.d)
-    bobw = GlobalSpec("spb", c=config.c, gamma_bar=config.gamma)
-    for tag, learner in (("bobw_glob", bobw), ("t23_glob", GlobalSpec("fixed", c=config.c))):
-        reg, _ = go(config.global_game, stochastic_env(u_glob, T), learner)
-        record(tag, reg)
-    reg, _ = go(config.global_game, adversary(T), bobw)
-    record("bobw_glob_adv", reg)
-    curves["glob_adv_norm"] = [reg[int(t)] / norm23(t) for t in grid]
-    metrics["glob_adv_norm_final"] = reg[T] / norm23(T)
-    # 3'. the same two learners with a large gap (reported only: where the log T regime starts)
+    metrics["c2_regret_adv"] = reg[T2]
+    return st.done()
+
+
+def global_stage(config: Config, seed: int) -> Played:
+    """3. The global game: the BOBW algorithm and the T^{2/3} baseline on i.i.d. outcomes, BOBW against the
+    switching adversary (C3); (``u_glob_easy``) both again with a large gap (reported)."""
+    st = _Stage(config, seed, "global")
+    T = config.horizon
+    u = stochastic_law(config, make_game(config.global_game).d)
+    bobw, t23 = GlobalSpec("spb", c=config.c, gamma_bar=config.gamma), GlobalSpec("fixed", c=config.c)
+    for tag, learner in (("bobw_glob", bobw), ("t23_glob", t23)):
+        st.record(tag, st.play(tag, config.global_game, stochastic_env(u, T), learner))
+    reg = st.play("bobw_glob_adv", config.global_game, _adversary(config, T), bobw)
+    st.record("bobw_glob_adv", reg)
+    st.out.curves["glob_adv_norm"] = [reg[int(t)] / norm23(t) for t in st.grid]
+    st.out.metrics["glob_adv_norm_final"] = reg[T] / norm23(T)
     if config.u_glob_easy:
-        for tag, learner in (("bobw_glob_easy", bobw), ("t23_glob_easy", GlobalSpec("fixed", c=config.c))):
-            reg, _ = go(config.global_game, stochastic_env(np.array(config.u_glob_easy), T), learner)
-            record(tag, reg)
-    # 4. grid of locally observable games (C4); the local game's hybrid run is reused
+        for tag, learner in (("bobw_glob_easy", bobw), ("t23_glob_easy", t23)):
+            st.record(tag, st.play(tag, config.global_game, stochastic_env(np.array(config.u_glob_easy), T), learner))
+    return st.done()
+
+
+def grid_stage(config: Config, seed: int, local_regret: float) -> Played:
+    """4. Hybrid on a grid of locally observable games, i.i.d. outcomes; regret divided by the bound's shape
+    sum_a k^2 m^2 log T / Delta_a (C4). The local game's run is stage 1's (``local_regret``, its R_T)."""
+    st = _Stage(config, seed, "grid")
+    T = config.horizon
+    metrics = st.out.metrics
     ratios = []
     for name in config.grid_games:
         game = make_game(name)
         u = stochastic_law(config, game.d)
         if name == config.local_game:
-            r_T = metrics["regret_hyb_loc"]
+            r_T = local_regret
         else:
-            reg, n = go(name, stochastic_env(u, T), spec("hybrid", "adaptive", 2))
-            solves += n
-            r_T = reg[T]
+            r_T = st.play(name, name, stochastic_env(u, T), _spec(config, "hybrid", "adaptive"))[T]
             metrics[f"regret_grid_{name}"] = r_T
         ratios.append(r_T / bound_scale(game, u, T))
         metrics[f"norm_regret_{name}"] = ratios[-1]
     metrics["max_norm_regret"] = float(max(ratios))
-    # optional: corrupted stochastic regime (reported, no claim)
-    if config.corruption_rounds > 0:
-        u_bad = u_loc[::-1].copy()
-        reg, n = go(config.local_game, corrupted_env(u_loc, u_bad, T, config.corruption_rounds),
-                    spec("hybrid", "adaptive", 2))
-        record("hyb_corrupt", reg)
-        solves += n
-    # 5. local game, stochastic: negentropy ExO with LS2020's exact objective (C1b; last, so the
-    #    random streams of every run above are those of the previous versions of this experiment)
-    negx = spec("negentropy", "fixed", 2, "exact")
-    reg, n = go(config.local_game, stochastic_env(u_loc, T), negx)
-    record("negx_loc", reg)
-    solves += n
-    # 6. further runs of the two i.i.d. learners of C1; C1a and C1b read the mean curve of each (the mean
-    #    regret estimates the expected regret the bounds are about)
-    runs = {"hyb": [hyb_loc], "negx": [reg]}
-    for tag, learner in (("hyb", spec("hybrid", "adaptive", 2)), ("negx", negx)):
-        for _ in range(config.local_runs - 1):
-            reg, n = go(config.local_game, stochastic_env(u_loc, T), learner)
-            runs[tag].append(reg)
-            solves += n
+    if config.corruption_rounds > 0:         # a corrupted stochastic regime (reported, no claim)
+        u_loc = stochastic_law(config, make_game(config.local_game).d)
+        env = corrupted_env(u_loc, u_loc[::-1].copy(), T, config.corruption_rounds)
+        st.record("hyb_corrupt", st.play("hyb_corrupt", config.local_game, env, _spec(config, "hybrid", "adaptive")))
+    return st.done()
+
+
+def c1_stage(config: Config, seed: int, first: dict[str, dict[int, float]]) -> Played:
+    """6. ``local_runs - 1`` further runs of C1's two i.i.d. learners (hybrid, LS2020 negentropy); C1 reads
+    the mean regret curve of each over its ``local_runs`` runs (``first``: stage 1's), the mean regret
+    estimating the expected regret the bounds are about. 7. With ``adv_horizon`` > T, the hybrid learner on
+    the i.i.d. sequence over T2 rounds, C2's second sequence; C2 reads the worse of the two sequences."""
+    st = _Stage(config, seed, "c1")
+    u = stochastic_law(config, make_game(config.local_game).d)
+    runs = {"hyb": [first["hyb_loc"]], "negx": [first["negx_loc"]]}
+    for tag, learner in (("hyb", _spec(config, "hybrid", "adaptive")),
+                         ("negx", _spec(config, "negentropy", "fixed", "exact"))):
+        for i in range(1, config.local_runs):
+            runs[tag].append(st.play(f"{tag}_{i}", config.local_game, stochastic_env(u, config.horizon), learner))
     for tag, regs in runs.items():
-        record(f"{tag}_locs", {t: float(np.mean([r[t] for r in regs])) for t in regs[0]})
-    # C2: the adversarial bound holds for every outcome sequence; the worst of the two we play (the
-    # switching adversary of step 2 and the oblivious i.i.d. sequence: step 1's run, or a run of T2 rounds
-    # here), normalised by sqrt(T2 log T2)
-    if T2 == T:
-        c2_iid = metrics["regret_hyb_loc"]
+        st.record(f"{tag}_locs", {t: float(np.mean([r[t] for r in regs])) for t in regs[0]})
+    T2, at2 = _c2_horizon(config)
+    if T2 == config.horizon:
+        c2_iid = first["hyb_loc"][T2]
     else:
-        reg, n = go(config.local_game, stochastic_env(u_loc, T2), spec("hybrid", "adaptive", 2), at2)
-        solves += n
-        c2_iid = reg[T2]
-    metrics["c2_regret_iid"], metrics["c2_regret_adv"] = c2_iid, c2_adv
-    metrics["worst_norm_final"] = max(c2_adv, c2_iid) / norm(T2)
-    metrics["exo_solves_per_round"] = solves / exo_rounds[0]
-    assert observability(g_loc).locally_observable and not observability(g_glob).locally_observable
-    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+        c2_iid = st.play("hyb_iid_c2", config.local_game, stochastic_env(u, T2),
+                         _spec(config, "hybrid", "adaptive"), at2)[T2]
+    st.out.metrics["c2_regret_iid"] = c2_iid
+    return st.done()
+
+
+def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
+    """One seed: every learner on every game/environment of the module docstring, one checkpointed stage
+    per step (numpy only: ``ctx`` checkpoints the stages and sets no threads)."""
+    ctx = ctx or RunContext.local()
+    local = ctx.stage("local", local_stage, config, seed)
+    played = [local,
+              ctx.stage("adversarial", adversarial_stage, config, seed),
+              ctx.stage("global", global_stage, config, seed),
+              ctx.stage("grid", grid_stage, config, seed, local.out.metrics["regret_hyb_loc"]),
+              ctx.stage("c1", c1_stage, config, seed, local.regret)]
+    result = SeedResult.from_stages(seed, (p.out for p in played))
+    m = result.metrics
+    T2, _ = _c2_horizon(config)
+    m["worst_norm_final"] = max(m["c2_regret_adv"], m["c2_regret_iid"]) / norm(T2)
+    m["exo_solves_per_round"] = sum(p.solves for p in played) / sum(p.exo_rounds for p in played)
+    grid, late = checkpoints(config)
+    result.curves.update(t=grid.astype(float).tolist(), t_late=late.astype(float).tolist())
+    return result
 
 
 def figures(result: RunResult) -> dict:
