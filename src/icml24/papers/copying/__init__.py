@@ -3,7 +3,7 @@
 Theory (no training): :mod:`theory` (the hand-built 2-layer n-gram-hashing transformer and
 fixed-state GSSMs with both bounds). Models: :mod:`model` (transformer with RoPE / NoPE / ALiBi /
 Hard-ALiBi, pure-PyTorch Mamba with a fast and a naive scan, LSTM). Tasks, training and metrics:
-:mod:`tasks`. :mod:`components` re-exports the public pieces.
+:mod:`tasks`.
 """
 
 from icml24.core.lazy import lazy_exports

@@ -12,22 +12,25 @@
    string accuracy; after training, accuracy at ``gen_factors`` times the longest training length.
 4. **Lookup training.** The Hard-ALiBi transformer and Mamba on prefix-key and suffix-key lookup.
 
-Models are built inside ``torch.random.fork_rng`` seeded by ``seed``; data come from
-``np.random.default_rng(seed)``; the global RNG state is left untouched.
+Every random draw comes from a named stream of ``seed`` (:mod:`icml24.core.streams`): the theory's strings
+and tables ("theory"), each model's initialisation ("init", model, task; built inside
+``torch.random.fork_rng``, so the global RNG state is left untouched), and per task the training and the
+evaluation examples ("train", task; "eval", task), the same for every model of the task: the models'
+comparisons are paired.
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from icml24.common.nn import n_params
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
-from icml24.core.results import RunResult, SeedResult
+from icml24.core.results import RunResult, SeedResult, StageOut
 from icml24.papers.copying import theory as th
 from icml24.papers.copying.config import FULL, GSSMS, QUICK, SEEDS, SMOKE, TRANSFORMERS, Config, validate
 from icml24.papers.copying.model import LSTMLM, Mamba, Transformer
@@ -57,7 +60,7 @@ def build_model(kind: str, cfg: Config) -> torch.nn.Module:
     raise ValueError(f"unknown model {kind!r}")
 
 
-def theory_metrics(cfg: Config, rng: np.random.Generator) -> tuple[dict, dict]:
+def theory_metrics(cfg: Config, rng: np.random.Generator) -> StageOut:
     """Steps 1-2 of the run: construction errors vs bound, exact GSSM errors vs bound."""
     D = cfg.theory_alphabet
     cur: dict[str, list[float]] = {"theory_n": [], "theory_L": [], "theory_err": [], "theory_bound": [], "theory_repeat": []}
@@ -95,7 +98,7 @@ def theory_metrics(cfg: Config, rng: np.random.Generator) -> tuple[dict, dict]:
         "prefix_store_bound_sum": store_bound,
         "random_gssm_min_margin": float(min(margins)),
     }
-    return metrics, cur
+    return StageOut(metrics, cur)
 
 
 class Trained(NamedTuple):
@@ -106,14 +109,15 @@ class Trained(NamedTuple):
     accs: dict  # eval length -> (teacher-forced Accuracy, greedy string accuracy)
 
 
-def _train_one(kind: str, task: Task, lens: tuple[int, int], cfg: Config, seed: int, rng: np.random.Generator,
+def _train_one(kind: str, task: Task, lens: tuple[int, int], cfg: Config, seed: int,
                eval_lengths: tuple[int, ...]) -> Trained:
-    """Train one model on one task (advancing ``rng``, the seed's training-data stream)."""
+    """Train one model on one task: its initialisation from the stream ("init", kind, task), its training and
+    evaluation examples from the task's streams, shared by every model of the task."""
     D = cfg.alphabet
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed * 1000 + zlib.crc32(f"{kind}/{task}".encode()) % 997)
+        torch.manual_seed(streams.int_seed(seed, "init", kind, task))
         model = build_model(kind, cfg).to(cfg.device)
-    eval_rng = np.random.default_rng([seed, 7])
+    rng, eval_rng = streams.rng(seed, "train", task), streams.rng(seed, "eval", task)
     in_dist = [eval_batch(task, cfg.eval_examples, L, D, eval_rng, cfg.lookup_ngram, cfg.lookup_answer)[0]
                for L in sorted({lens[0], (lens[0] + lens[1]) // 2, lens[1]})]
     copy = task == "copy"   # copy and lookup have budgets of their own
@@ -133,17 +137,15 @@ def _train_one(kind: str, task: Task, lens: tuple[int, int], cfg: Config, seed: 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: theory checks, copy training of every model, lookup training (see module doc).
 
-    Every trained model is one checkpointed stage of ``ctx`` (with the state of the seed's data stream)."""
+    Every trained model is one checkpointed stage of ``ctx``."""
     cfg = config
     ctx = ctx or RunContext.local(cfg.device)
-    rng = np.random.default_rng(seed)
     with ctx.threads(cfg.threads):
-        metrics, curves = theory_metrics(cfg, rng)
+        metrics, curves = theory_metrics(cfg, streams.rng(seed, "theory"))
         lens = (cfg.train_len_min, cfg.train_len_max)
         gen_L = tuple(f * cfg.train_len_max for f in cfg.gen_factors)
         for kind in cfg.copy_models:
-            params, log, accs = ctx.stage(f"copy_{kind}", _train_one, kind, "copy", lens, cfg, seed, rng, gen_L,
-                                          rngs=(rng,))
+            params, log, accs = ctx.stage(f"copy_{kind}", _train_one, kind, "copy", lens, cfg, seed, gen_L)
             reached_at, reached = examples_to_reach(log, 0.95)
             metrics[f"{kind}_params"] = float(params)
             metrics[f"{kind}_log10_examples_to_95"] = float(np.log10(reached_at))
@@ -166,8 +168,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         llens = (cfg.lookup_len_min, cfg.lookup_len_max)
         for pair in cfg.lookup_runs:
             kind, task = pair.split(":")
-            _, log, accs = ctx.stage(f"lookup_{kind}_{task}", _train_one, kind, task, llens, cfg, seed, rng,
-                                     (cfg.lookup_len_max,), rngs=(rng,))
+            _, log, accs = ctx.stage(f"lookup_{kind}_{task}", _train_one, kind, task, llens, cfg, seed,
+                                     (cfg.lookup_len_max,))
             acc, greedy = accs[cfg.lookup_len_max]
             metrics[f"{kind}_{task}_acc"] = acc.string
             metrics[f"{kind}_{task}_greedy_acc"] = greedy
