@@ -22,14 +22,15 @@ metrics are absent (claim C9: "not checkable").
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
-import torch
 
 from icml24.common.nn import n_params
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
-from icml24.core.results import RunResult, SeedResult
+from icml24.core.results import RunResult, SeedResult, StageOut
 from icml24.papers.brf.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.brf.data import (
     SequenceData,
@@ -46,20 +47,21 @@ from icml24.papers.brf.training import TrainHistory, epochs_to_fraction, train
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures"]
 
 
-def _ecg(config: Config, seed: int, path: Path) -> tuple[dict, dict]:
+def _ecg(config: Config, seed: int, path: Path) -> StageOut:
     """BRF-RSNN (paper size) on ECG-QTDB: test accuracy per epoch, official settings (no clip, lr 0.1)."""
     data = load_ecg(path)
-    rng = np.random.default_rng([seed, 2])
-    keep = rng.permutation(len(data.x_train))[int(0.1 * len(data.x_train)):]  # the paper's 90% train split
+    n = len(data.x_train)
+    keep = streams.rng(seed, "ecg_split").permutation(n)[int(0.1 * n):]  # the paper's 90% train split
     data = SequenceData(data.x_train[keep], data.y_train[keep], data.x_test, data.y_test)
-    g = torch.Generator().manual_seed(seed * 1000 + 7)
+    g = streams.torch_generator(seed, "network", "ecg", "brf")
     spec = dict(PAPER_NETWORKS["ecg"])
     net = RSNN(spec.pop("n_in"), spec.pop("n_hidden"), spec.pop("n_out"), "brf", tau_out=(20.0, 1.0),
                generator=g, **spec).to(config.device)
     hist = train(net, data, config.ecg_epochs, 0.1, config.ecg_batch_size, g, clip=0.0,
                  schedule_epochs=config.ecg_schedule_epochs, device=config.device)
-    return ({"ecg_brf_acc": hist.test_accuracy[-1], "ecg_brf_rate": hist.spike_rate[-1]},
-            {"ecg_epoch": [float(e) for e in range(config.ecg_epochs + 1)], "ecg_brf_acc_curve": hist.test_accuracy})
+    return StageOut({"ecg_brf_acc": hist.test_accuracy[-1], "ecg_brf_rate": hist.spike_rate[-1]},
+                    {"ecg_epoch": [float(e) for e in range(config.ecg_epochs + 1)],
+                     "ecg_brf_acc_curve": hist.test_accuracy})
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
@@ -75,17 +77,24 @@ def task_epochs(config: Config, task: str) -> int:
     return config.s_epochs if task == "s" and config.s_epochs else config.epochs
 
 
-def _train_network(config: Config, seed: int, k: int, task: str, neuron: Neuron, data: SequenceData,
-                   common: dict) -> tuple[TrainHistory, int]:
-    """Network ``k`` of the seed (its own generator): the training history and its parameter count."""
-    g = torch.Generator().manual_seed(seed * 1000 + k)
+class Trained(NamedTuple):
+    """One trained network of a seed (the network itself is not kept)."""
+
+    history: TrainHistory
+    params: int          # trainable parameters
+
+
+def _train_network(config: Config, seed: int, task: str, neuron: Neuron, data: SequenceData, common: dict) -> Trained:
+    """The ``neuron`` network on ``task``, its initialisation and batches from the stream ("network", task,
+    neuron) of the seed."""
+    g = streams.torch_generator(seed, "network", task, neuron)
     omega = config.omega_ps if task == "ps" else config.omega_s
     n_classes = int(max(data.y_train.max(), data.y_test.max())) + 1 if task == "freq" else 10
     net = RSNN(data.x_train.shape[2], config.hidden, n_classes, neuron, omega_range=omega, generator=g,
                **common).to(config.device)
     lr = config.alif_lr if neuron == "alif" else config.lr
     hist = train(net, data, task_epochs(config, task), lr, config.batch_size, g, clip=config.clip, device=config.device)
-    return hist, n_params(net)
+    return Trained(hist, n_params(net))
 
 
 def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
@@ -97,12 +106,12 @@ def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
     runs = (("s", "brf"), ("s", "alif"), ("ps", "brf"), ("ps", "rf"), ("freq", "brf"), ("freq", "alif"),
             ("sd", "brf"), ("sd", "alif"))
     src = config.digits_source
-    raw = {"s": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=False, source=src),
-           "ps": digit_sequences(np.random.default_rng([seed, 0]), config.test_fraction, permuted=True,
+    raw = {"s": digit_sequences(streams.rng(seed, "digits"), config.test_fraction, permuted=False, source=src),
+           "ps": digit_sequences(streams.rng(seed, "digits"), config.test_fraction, permuted=True,     # the same split
                                  source=config.ps_source or src),
-           "freq": frequency_sequences(np.random.default_rng([seed, 1]), config.freq_train, config.freq_train // 2,
+           "freq": frequency_sequences(streams.rng(seed, "frequencies"), config.freq_train, config.freq_train // 2,
                                        config.freq_steps, noise=config.freq_noise),
-           "sd": spoken_digit_sequences(np.random.default_rng([seed, 3]), config.sd_per_class, config.sd_frames,
+           "sd": spoken_digit_sequences(streams.rng(seed, "spoken_digits"), config.sd_per_class, config.sd_frames,
                                         config.sd_repeat, config.test_fraction)}
     datasets = {}
     for task, d in raw.items():
@@ -110,9 +119,9 @@ def _run(config: Config, seed: int, ctx: RunContext) -> SeedResult:
         n_test = (config.ps_max_test if task == "ps" else 0) or len(d.x_test)
         gain = config.sd_gain if task == "sd" else config.input_gain
         datasets[task] = SequenceData(d.x_train[:n] * gain, d.y_train[:n], d.x_test[:n_test] * gain, d.y_test[:n_test])
-    for k, (task, neuron) in enumerate(runs):
+    for task, neuron in runs:
         name = f"{task}_{neuron}"
-        hist, n_par = ctx.stage(name, _train_network, config, seed, k, task, neuron, datasets[task], common)
+        hist, n_par = ctx.stage(name, _train_network, config, seed, task, neuron, datasets[task], common)
         metrics[f"{name}_acc"] = hist.test_accuracy[-1]
         metrics[f"{name}_rate"] = hist.spike_rate[-1]
         metrics[f"{name}_diverged"] = float(hist.diverged)
