@@ -330,7 +330,7 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
     cfg = replace(QUICK, llm_test=3, llm_unlabelled=2, llm_k=3)
     ctx = RunContext(cache_dir=smollm2_cache(tmp_path))          # the conversion, built once per session
     with RunContext.threads(2):
-        out = llm_stage(cfg, np.random.SeedSequence(0), ctx)
+        out = llm_stage(cfg, 0, ctx)
     for tag in ("none", "steerfair", "random"):
         assert 0 <= out.metrics[f"llm_share_a_{tag}"] <= 1
         assert out.metrics[f"llm_imbalance_{tag}"] == pytest.approx(abs(out.metrics[f"llm_share_a_{tag}"] - 0.5))

@@ -24,13 +24,11 @@ With ``reference=true``, the agreement with pymdp (reference.py) is added as ``r
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from icml24.core.context import RunContext
 from icml24.core.plots import band
-from icml24.core.results import RunResult, SeedResult
+from icml24.core.results import RunResult, SeedResult, StageOut
 from icml24.papers.embodied_ai.agent import Counts, DirichletLearner, make_agent, normalise
 from icml24.papers.embodied_ai.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.embodied_ai.envs import (
@@ -48,14 +46,7 @@ from icml24.papers.embodied_ai.envs import (
 )
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "c1_stage", "c2_stage",
-           "c3_stage", "StageOut"]
-
-
-class StageOut(NamedTuple):
-    """Metrics and curves of one experiment of a seed."""
-
-    metrics: dict[str, float]
-    curves: dict[str, list[float]]
+           "c3_stage"]
 
 
 def _agent(config: Config, maze: Maze, **kw):
@@ -141,18 +132,13 @@ def c3_stage(config: Config, seed: int) -> StageOut:
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: the three experiments (and the pymdp agreement with ``reference``). Numpy only and fast, so
     ``ctx``, the frame's run context, is accepted for the contract and not needed."""
-    metrics: dict[str, float] = {}
-    curves: dict[str, list[float]] = {}
-    for stage in (c1_stage, c2_stage, c3_stage):
-        out = stage(config, seed)
-        metrics.update(out.metrics)
-        curves.update(out.curves)
+    result = SeedResult.from_stages(seed, (stage(config, seed) for stage in (c1_stage, c2_stage, c3_stage)))
     if config.reference:
         from icml24.papers.embodied_ai.reference import compare_tmaze
 
         agreement = compare_tmaze(config.reward_prob, config.preferences, config.policy_len, config.gamma)
-        metrics.update({f"ref_max_abs_{k}": v for k, v in agreement._asdict().items()})
-    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+        result.metrics.update({f"ref_max_abs_{k}": v for k, v in agreement._asdict().items()})
+    return result
 
 
 def _smooth(y: np.ndarray, width: int) -> np.ndarray:

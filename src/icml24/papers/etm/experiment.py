@@ -23,33 +23,27 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 import torch
 
 from icml24.common import offline
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
-from icml24.core.results import RunResult, SeedResult
+from icml24.core.results import RunResult, SeedResult, StageOut
 from icml24.papers.etm import data, jump, ope
 from icml24.papers.etm.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.etm.energy import ETM, ETMConfig
 from icml24.papers.etm.forward import DeterministicMLP, ForwardConfig, GaussianEnsemble
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "models", "MODELS",
-           "jump_stage", "ope_stage", "StageOut"]
+           "jump_stage", "ope_stage"]
 
 MODELS = ("etm", "ftm", "mlp")
 DATASET_ID = "pendulum/deadzone-mixed-v0"
 SLICE = 201          # points of the a-grid of the jump figure
-
-
-class StageOut(NamedTuple):
-    """Metrics and curves of one stage of a seed."""
-
-    metrics: dict[str, float]
-    curves: dict[str, list[float]]
 
 
 def models(config: Config, x_dim: int, target_dim: int) -> dict[str, ETM | GaussianEnsemble | DeterministicMLP]:
@@ -85,10 +79,10 @@ def _steps_axis(config: Config) -> list[float]:
     return [float(k) for k in range(config.eval_every, config.steps + 1, config.eval_every)] if config.eval_every else []
 
 
-def jump_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
-    """Claim C1's measures (module docstring, 1)."""
-    rng = np.random.default_rng(stream)
-    gen = torch.Generator().manual_seed(int(stream.generate_state(1)[0]))
+def jump_stage(config: Config, seed: int) -> StageOut:
+    """Claim C1's measures (module docstring, 1): data from the seed's stream "jump", models from "jump_models"."""
+    rng = streams.rng(seed, "jump")
+    gen = streams.torch_generator(seed, "jump_models")
     task = jump.JumpTask(config.jump, config.threshold, config.jump_noise, config.near)
     train = jump.sample(rng, config.jump_train, task)
     held = jump.sample(rng, min(config.eval_size, config.jump_test), task, noise=False)
@@ -135,10 +129,11 @@ def behaviour_episodes(config: Config, seed: int) -> list[offline.Episode]:
     return out
 
 
-def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: RunContext) -> StageOut:
-    """Claim C2's policy-evaluation metrics (module docstring, 2)."""
-    data_seed, start_seed, split_seed, torch_seed = (int(s) for s in stream.generate_state(4) % 2**31)
-    gen = torch.Generator().manual_seed(torch_seed)
+def ope_stage(config: Config, seed: int, ctx: RunContext) -> StageOut:
+    """Claim C2's policy-evaluation metrics (module docstring, 2); the behaviour data, the evaluation starts,
+    the hold-out split and the models each from their own stream of the seed."""
+    data_seed, start_seed = streams.int_seed(seed, "behaviour"), streams.int_seed(seed, "starts")
+    gen = streams.torch_generator(seed, "ope_models")
     inputs = {"env": data.ENV_ID, "dead_zone": data.DEAD_ZONE, "behaviour_episodes": config.behaviour_episodes,
               "seed": data_seed}
 
@@ -151,7 +146,7 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
     d4 = offline.to_d4rl(offline.load_minari(ctx.artefact("pendulum_data", inputs, build), DATASET_ID))
     x = np.concatenate([d4["observations"], d4["actions"]], 1)                               # (n, 4)
     target = np.concatenate([d4["next_observations"] - d4["observations"], d4["rewards"][:, None]], 1)  # (n, 4)
-    perm = np.random.default_rng(split_seed).permutation(len(x))
+    perm = streams.rng(seed, "split").permutation(len(x))
     held, fit = perm[:max(1, len(x) // 10)], perm[max(1, len(x) // 10):]
     box = ope.bounds(d4["next_observations"][fit], d4["rewards"][fit])
     policies = [data.controller(c) for c in data.EVALUATION]
@@ -177,16 +172,10 @@ def ope_stage(config: Config, seed: int, stream: np.random.SeedSequence, ctx: Ru
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: the jump task and the dead-zone pendulum's policy evaluation (module docstring)."""
     ctx = ctx or RunContext.local(config.device)
-    streams = np.random.SeedSequence(seed).spawn(2)
-    metrics: dict[str, float] = {}
-    curves: dict[str, list[float]] = {}
     with ctx.threads(config.threads):
-        torch.manual_seed(seed)
-        for out in (ctx.stage("jump", jump_stage, config, streams[0]),
-                    ctx.stage("ope", ope_stage, config, seed, streams[1], ctx)):
-            metrics.update(out.metrics)
-            curves.update(out.curves)
-    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+        torch.manual_seed(streams.int_seed(seed, "torch_global"))     # for any draw without a generator
+        return SeedResult.from_stages(seed, [ctx.stage("jump", jump_stage, config, seed),
+                                             ctx.stage("ope", ope_stage, config, seed, ctx)])
 
 
 def figures(result: RunResult) -> dict:

@@ -33,41 +33,36 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable, ContextManager, NamedTuple
+from typing import Any, Callable, ContextManager
 
 import numpy as np
 import torch
 
 from icml24.common import llm
+from icml24.core import streams
 from icml24.core.context import RunContext
-from icml24.core.results import RunResult, SeedResult
+from icml24.core.results import RunResult, SeedResult, StageOut
 from icml24.papers.steerfair import questions, task
 from icml24.papers.steerfair.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.steerfair.model import choose, train
 from icml24.papers.steerfair.steer import Directions, answer_direction, iti, random_directions, steerfair
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "small_stage", "llm_stage",
-           "StageOut", "METHODS", "LLM_METHODS"]
+           "METHODS", "LLM_METHODS"]
 
 METHODS = ("none", "steerfair", "sf_official", "random", "iti100", "iti500", "sf_oracle_sign")
 LLM_METHODS = ("none", "steerfair", "random")
-
-
-class StageOut(NamedTuple):
-    """Metrics and curves of one stage of a seed."""
-
-    metrics: dict[str, float]
-    curves: dict[str, list[float]]
 
 
 def _steered(model: torch.nn.Module, d: Directions | None, alpha: float) -> Callable[[], ContextManager]:
     return (lambda: nullcontext()) if d is None else (lambda: llm.steering(model, d.u, d.mask, alpha))
 
 
-def small_stage(config: Config, stream: np.random.SeedSequence) -> StageOut:
-    """Part (a) (module docstring)."""
-    rng = np.random.default_rng(stream)
-    gen = torch.Generator().manual_seed(int(stream.generate_state(1)[0] % 2**31))
+def small_stage(config: Config, seed: int) -> StageOut:
+    """Part (a) (module docstring): data and directions from the seed's stream "small", the model's
+    initialisation and batches from "small_model"."""
+    rng = streams.rng(seed, "small")
+    gen = streams.torch_generator(seed, "small_model")
     K = config.options
     vocab = task.Vocab(K, config.categories, config.items)
     cat = task.category_map(rng, vocab)
@@ -161,9 +156,9 @@ def load_llm(config: Config, ctx: RunContext) -> llm.LM:
     return llm.load_lm(Path(config.llm_path), ctx.device) if config.llm_path else llm.smollm2(ctx)
 
 
-def llm_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) -> StageOut:
-    """Part (b) (module docstring)."""
-    rng = np.random.default_rng(stream)
+def llm_stage(config: Config, seed: int, ctx: RunContext) -> StageOut:
+    """Part (b) (module docstring): questions and random directions from the seed's stream "llm"."""
+    rng = streams.rng(seed, "llm")
     lm: Any = load_llm(config, ctx)
     tok, model = lm.tokenizer, lm.model
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -217,18 +212,12 @@ def llm_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) -
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: part (a) and, with ``llm``, part (b) (module docstring)."""
     ctx = ctx or RunContext.local(config.device)
-    streams = np.random.SeedSequence(seed).spawn(2)
-    metrics: dict[str, float] = {}
-    curves: dict[str, list[float]] = {}
     with ctx.threads(config.threads):
-        torch.manual_seed(seed)
-        outs = [ctx.stage("small", small_stage, config, streams[0])]
+        torch.manual_seed(streams.int_seed(seed, "torch_global"))     # for any draw without a generator
+        outs = [ctx.stage("small", small_stage, config, seed)]
         if config.llm:
-            outs.append(ctx.stage("llm", llm_stage, config, streams[1], ctx))
-        for out in outs:
-            metrics.update(out.metrics)
-            curves.update(out.curves)
-    return SeedResult(seed=seed, metrics=metrics, curves=curves)
+            outs.append(ctx.stage("llm", llm_stage, config, seed, ctx))
+    return SeedResult.from_stages(seed, outs)
 
 
 def figures(result: RunResult) -> dict:
