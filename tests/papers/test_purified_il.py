@@ -302,3 +302,15 @@ def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
     assert m["act_err_before_d1_strong"] == m["act_err_before_ck100"]   # the worst checkpoint is D1's L1
     assert res.curves["i_sweep"] == [2.0, 5.0]
     assert res.curves["score_vs_i_dpbc"] == [m["score_dpbc_i2_strong"], m["score_dpbc_strong"]]
+
+
+def test_demonstration_reset_seeds_never_meet_each_other_or_the_evaluation_starts():
+    # the former seed * 1000 + 100 * k collided for more than 100 episodes (and seed s + 1's expert met set 10
+    # of seed s); now each seed's resets start at a base above every evaluation reset seed, sets follow sets
+    from icml24.papers.purified_il.experiment import EVAL_SEED, _demo_reset_base
+
+    bases = [_demo_reset_base(s) for s in range(50)]
+    assert len(set(bases)) == 50 and min(bases) >= 2**31 > EVAL_SEED + 10**6 and max(bases) < 2**31 + 2**30
+    episodes, sets = 150, 6
+    starts = [bases[0] + k * episodes + i for k in range(sets + 1) for i in range(episodes)]
+    assert len(set(starts)) == len(starts)

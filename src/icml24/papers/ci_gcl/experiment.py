@@ -23,6 +23,9 @@ Per seed:
    ``drop_top`` edges against the graph's share of inter-community edges (C2 on the planted SBM
    communities; on MUTAG the two sides of a spectral bisection, reported); (SBM) the ceiling: the same
    probe on the 8 lowest Laplacian eigenvalues of each graph (what the class is made of).
+
+Every random draw comes from a named stream of the seed (:mod:`icml24.core.streams`): the premise's graphs,
+the SBM graphs, and per task the folds and noisy copies, the training draws and the initial weights.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import torch
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.ci_gcl import data, spectral
@@ -206,16 +210,15 @@ def spectral_features(graphs: data.Graphs, n: int = 8) -> np.ndarray:
     return spectral.eigvals(graphs.A.double(), graphs.mask)[:, :n].numpy()
 
 
-def task(name: str, graphs: data.Graphs, config: Config, epochs: int, stream: np.random.SeedSequence
-         ) -> dict[str, float]:
+def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int) -> dict[str, float]:
     """Every method on one data set: cross-validated probe accuracies, clean and under edge noise (the
     official robustness check: the probe refitted on the embeddings of a noisy copy of the data set, where
     ``noise`` / 2 of every graph's edges are removed and as many non-edges added; the mean over
     ``noise_draws`` copies, the same for every method; not on the SBM graphs); the drop precision of the learned
     augmenters (planted communities on SBM graphs, spectral bisection elsewhere); (SBM) the spectral ceiling."""
-    rng = np.random.default_rng(stream)
-    gen = torch.Generator().manual_seed(int(stream.generate_state(1)[0]))
-    torch.manual_seed(int(stream.generate_state(2)[1]))
+    rng = streams.rng(seed, name, "folds_and_noise")
+    gen = streams.torch_generator(seed, name, "training")             # views, augmentations, batches
+    torch.manual_seed(streams.int_seed(seed, name, "init"))            # the encoders' and augmenters' weights
     featureless = data.featureless(graphs)
     graphs = data.scale_features(graphs)
     pre = precompute(graphs.A, graphs.X, graphs.mask, config.k, featureless)
@@ -249,26 +252,23 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: the premise, the SBM task, MUTAG, (``molecules``) the molecular task and (``tu_path``) a TU
     data set (module docstring)."""
     ctx = ctx or RunContext.local()
-    streams = np.random.SeedSequence(seed).spawn(6)
     metrics: dict[str, float] = {}
     with ctx.threads(config.threads):
-        torch.manual_seed(seed)
         sizes = (config.sbm_min_nodes, config.sbm_max_nodes)
-        rng = np.random.default_rng(streams[0])
+        rng = streams.rng(seed, "premise")
         pg = data.sbm_dataset(rng, config.premise_graphs, sizes, config.sbm_degree, config.sbm_ratio)
         pm = ctx.stage("premise", premise, pg, config.k, rng, rngs=(rng,))
         metrics.update({f"premise_{f}": v for f, v in pm._asdict().items()})
-        sbm = data.sbm_dataset(np.random.default_rng(streams[1]), config.sbm_graphs, sizes, config.sbm_degree,
+        sbm = data.sbm_dataset(streams.rng(seed, "sbm_graphs"), config.sbm_graphs, sizes, config.sbm_degree,
                                config.sbm_ratio, signal=config.sbm_signal)
-        metrics.update(ctx.stage("sbm", task, "sbm", sbm, config, config.epochs, streams[2]))
-        metrics.update(ctx.stage("mutag", task, "mutag", data.mutag_dataset(), config, config.tu_epochs,
-                                 streams[5]))
+        metrics.update(ctx.stage("sbm", task, "sbm", sbm, config, config.epochs, seed))
+        metrics.update(ctx.stage("mutag", task, "mutag", data.mutag_dataset(), config, config.tu_epochs, seed))
         if config.molecules:
             metrics.update(ctx.stage("molecules", task, "mol", data.solubility_dataset(), config, config.epochs,
-                                     streams[3]))
+                                     seed))
         if config.tu_path:
             tu = data.tu_dataset(config.tu_path, config.tu_name)
-            metrics.update(ctx.stage("tu", task, "tu", tu, config, config.tu_epochs, streams[4]))
+            metrics.update(ctx.stage("tu", task, "tu", tu, config, config.tu_epochs, seed))
     return SeedResult(seed=seed, metrics=metrics, curves={})
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from icml24.common import llm
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.compressed_trust import trust
@@ -88,9 +89,10 @@ def layer_errors(model: Any, stats: dict, held_out: dict, config: Config) -> dic
     return out
 
 
-def seed_stage(config: Config, stream: np.random.SeedSequence, ctx: RunContext) -> dict[str, float]:
-    """Every metric of one seed (module docstring)."""
-    calib_rng, probe_rng = (np.random.default_rng(s) for s in stream.spawn(2))
+def seed_stage(config: Config, seed: int, ctx: RunContext) -> dict[str, float]:
+    """Every metric of one seed (module docstring): the calibration and error quotes from the seed's stream
+    "calibration", the probes from "probes"."""
+    calib_rng, probe_rng = streams.rng(seed, "calibration"), streams.rng(seed, "probes")
     lm: Any = load(config, ctx)
     tok = lm.tokenizer
     pad = trust.pad_id(tok)
@@ -143,8 +145,8 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed (module docstring)."""
     ctx = ctx or RunContext.local(config.device)
     with ctx.threads(config.threads):
-        torch.manual_seed(seed)
-        metrics = seed_stage(config, np.random.SeedSequence(seed), ctx)
+        torch.manual_seed(streams.int_seed(seed, "torch_global"))     # for any draw without a generator
+        metrics = seed_stage(config, seed, ctx)
     return SeedResult(seed=seed, metrics=metrics, curves={})
 
 

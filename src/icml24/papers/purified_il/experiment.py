@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 from icml24.common import offline
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
 from icml24.core.results import RunResult, SeedResult
@@ -56,7 +57,14 @@ __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figu
 METHODS = ("bc", "bcnd", "dpbc", "dpbco", "oracle")
 #: DP-BC's purifiers: the paper's and the official code's (purify.py).
 ARMS = ("dpbc", "dpbco")
-EVAL_SEED = 10_000   # reset seeds of the evaluation episodes (never those of the demonstrations)
+EVAL_SEED = 10_000   # reset seeds of the evaluation episodes (never those of the demonstrations: _demo_reset_base)
+
+
+def _demo_reset_base(seed: int) -> int:
+    """The first reset seed of the seed's demonstrations, from its stream "demo_resets": in [2^31, 2^31 + 2^30),
+    above every evaluation reset seed; the expert's episodes take base + i and data set k's base + k * episodes
+    + i, so no two episodes of a seed share a start state."""
+    return 2**31 + streams.int_seed(seed, "demo_resets", bits=30)
 Kind = Literal["gaussian", "uniform", "salt_pepper", "checkpoint"]
 
 
@@ -108,7 +116,8 @@ def demos_stage(config: Config, task: demos.Task, seed: int, ctx: RunContext) ->
     who = "the analytic swing-up expert" if task.env_id == offline.PENDULUM else "an SB3 SAC expert"
 
     def build(folder: Path) -> None:
-        rng = np.random.default_rng([seed, 1])
+        rng = streams.rng(seed, "demo_noise")
+        base = _demo_reset_base(seed)
         code = "icml24.papers.purified_il.experiment.demos_stage"
 
         def save(eps: list[offline.Episode], ds_id: str, what: str, algorithm: str) -> None:
@@ -116,9 +125,9 @@ def demos_stage(config: Config, task: demos.Task, seed: int, ctx: RunContext) ->
             refs = (-1500.0, 0.0) if task.env_id == offline.PENDULUM else (min(returns), max(returns))
             offline.save_minari(eps, folder, ds_id, f"{task.env_id}: {what}", algorithm, code, task.env_id, refs)
 
-        save(demos.expert_episodes(task, config.episodes, seed * 1000), ids["expert"], who, who)
+        save(demos.expert_episodes(task, config.episodes, base), ids["expert"], who, who)
         for k, d in enumerate(sets, 1):
-            start = seed * 1000 + 100 * k
+            start = base + k * config.episodes              # set k's reset seeds follow set k - 1's: none shared
             if d.kind == "checkpoint":
                 eps = offline.collect(task.checkpoints[int(d.size)], config.episodes, start, task.env_id)
                 save(eps, ids[d.tag], f"checkpoint of {who} at {int(d.size)} training steps", "SB3 SAC checkpoint")
@@ -127,7 +136,7 @@ def demos_stage(config: Config, task: demos.Task, seed: int, ctx: RunContext) ->
             save(eps, ids[d.tag], f"{who} with {d.kind} action noise of size {d.size:g}", f"{who} + {d.kind} noise")
 
     folder = ctx.artefact("demonstrations", inputs, build)
-    rng = np.random.default_rng([seed, 2])
+    rng = streams.rng(seed, "pairs")
     episodes = {key: offline.load_minari(folder, ds_id) for key, ds_id in ids.items()}
     optimal = demos.pairs(task, episodes["expert"], config.n_optimal, rng)
     noisy = {d.tag: demos.pairs(task, episodes[d.tag], config.n_noisy, rng) for d in sets}
@@ -154,7 +163,7 @@ def _split(task: demos.Task, xh: np.ndarray, obs_dim: int) -> demos.Pairs:
 
 def purify_stage(config: Config, task: demos.Task, d: Demos, seed: int) -> Purified:
     """Stage 2 (module docstring)."""
-    gen = torch.Generator().manual_seed(seed * 7919 + 1)
+    gen = streams.torch_generator(seed, "purify")
     cfg = DDPMConfig(config.T, config.ddpm_hidden, config.ddpm_layers, config.ddpm_time_dim, config.ddpm_steps,
                      config.ddpm_batch, config.ddpm_lr)
     purifiers: dict[str, Purifier] = {
@@ -209,7 +218,7 @@ def imitate_stage(config: Config, task: demos.Task, d: Demos, pur: Purified, dat
     """Stage 3 for one data set: mean returns of BC, DP-BC with each purifier, the oracle (Gaussian and D1
     sets) and BCND (the strongest Gaussian set), whose first round is the BC policy (module docstring)."""
     tag = data.tag
-    gen = torch.Generator().manual_seed(seed * 7919 + 2 + sum(map(ord, tag)))
+    gen = streams.torch_generator(seed, "imitate", tag)
     noisy = d.noisy[tag]
     s_all = np.concatenate([noisy.states, d.optimal.states])             # (n_noisy + n_optimal, obs_dim)
     a_all = np.concatenate([noisy.actions, d.optimal.actions])
@@ -229,7 +238,7 @@ def imitate_stage(config: Config, task: demos.Task, d: Demos, pur: Purified, dat
 def sweep_stage(config: Config, task: demos.Task, pur: Purified, seed: int) -> dict[str, float]:
     """DP-BC of each purifier at every further inverse point of ``i_sweep``, strongest Gaussian set."""
     tag = _aliases(config)["strong"]
-    gen = torch.Generator().manual_seed(seed * 7919 + 4)
+    gen = streams.torch_generator(seed, "sweep")
     out = {}
     for arm in ARMS:
         for i in config.i_sweep:
@@ -241,8 +250,8 @@ def sweep_stage(config: Config, task: demos.Task, pur: Purified, seed: int) -> d
 
 def optimal_stage(config: Config, task: demos.Task, d: Demos, seed: int) -> dict[str, float]:
     """References on the evaluation starts: the expert, uniform actions, and BC on D_o alone."""
-    gen = torch.Generator().manual_seed(seed * 7919 + 3)
-    rng = np.random.default_rng([seed, 3])
+    gen = streams.torch_generator(seed, "optimal")
+    rng = streams.rng(seed, "uniform_policy")
     policy = bc.fit_bc(d.optimal.states, d.optimal.actions, _bc_config(config), gen, device=config.device)
     act_dim = d.optimal.actions.shape[1]
     return {"return_expert": _mean_return(task.expert, config, task),
@@ -258,7 +267,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     with ctx.threads(config.threads):
         task = demos.make_task(config.env, config.expert_steps, config.expert_seed, ctx, config.device,
                                config.checkpoint_every, config.d1_steps)
-        torch.manual_seed(seed)
+        torch.manual_seed(streams.int_seed(seed, "torch_global"))     # for any draw without a generator
         d = ctx.stage("demos", demos_stage, config, task, seed, ctx)
         pur = ctx.stage("purify", purify_stage, config, task, d, seed)
         metrics.update(pur.metrics)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.ranking_bandit.algorithm import UCR, EpsilonGreedy, RandomRanker
@@ -52,14 +53,14 @@ def make_policy(name: str, n_items: int, n_positions: int, dim: int, config: Con
     raise ValueError(f"unknown policy {name!r}")
 
 
-def play(env: RankingEnv, names: tuple[str, ...], config: Config, rng: np.random.Generator) -> dict:
-    """Every policy in ``names`` on one context stream: {name: Trace}."""
-    contexts = env.contexts(config.horizon, rng)
+def play(env: RankingEnv, names: tuple[str, ...], config: Config, seed: int, *where: str | int) -> dict:
+    """Every policy in ``names`` on one context stream: {name: Trace}. The contexts come from the stream
+    (seed, *where, "contexts") and each policy's clicks and choices from (seed, *where, name)."""
+    contexts = env.contexts(config.horizon, streams.rng(seed, *where, "contexts"))
     best = optimal_values(env, contexts)
-    seeds = rng.spawn(len(names))
     return {name: simulate(env, make_policy(name, env.n_items, env.n_positions, env.dim, config),
-                           contexts, best, prng, checkpoints(config))
-            for name, prng in zip(names, seeds)}
+                           contexts, best, streams.rng(seed, *where, name), checkpoints(config))
+            for name in names}
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
@@ -67,23 +68,22 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     ``ctx``, the frame's run context, is accepted for the contract and not needed)."""
     if len(config.grid_items) != len(config.grid_positions):
         raise ValueError("grid_items and grid_positions must have the same length")
-    rng_low, rng_high, rng_grid, rng_ml = np.random.default_rng(seed).spawn(4)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"t": [float(c) for c in checkpoints(config)]}
     traces = {}
-    for regime, spread, rng in (("low", config.low_spread, rng_low), ("diverse", config.high_spread, rng_high)):
-        env = synthetic_env(rng, config.n_items, config.n_positions, config.dim, spread, config.link,
+    for regime, spread in (("low", config.low_spread), ("diverse", config.high_spread)):
+        env = synthetic_env(streams.rng(seed, regime, "env"), config.n_items, config.n_positions, config.dim, spread, config.link,
                             config.position_decay, config.position_noise)
-        traces[regime] = play(env, POLICIES, config, rng)
+        traces[regime] = play(env, POLICIES, config, seed, regime)
         for name, trace in traces[regime].items():
             curves[f"regret_{regime}_{name}"] = trace.regret.tolist()
             metrics[f"regret_{regime}_{name}"] = float(trace.regret[-1])
 
     grid_regret = []
-    for n, k, rng in zip(config.grid_items, config.grid_positions, rng_grid.spawn(len(config.grid_items))):
-        env = synthetic_env(rng, n, k, config.dim, config.low_spread, config.link, config.position_decay,
-                            config.position_noise)
-        grid_regret.append(float(play(env, ("ucr",), config, rng)["ucr"].regret[-1]))
+    for n, k in zip(config.grid_items, config.grid_positions):
+        env = synthetic_env(streams.rng(seed, "grid", n, k, "env"), n, k, config.dim, config.low_spread, config.link,
+                            config.position_decay, config.position_noise)
+        grid_regret.append(float(play(env, ("ucr",), config, seed, "grid", n, k)["ucr"].regret[-1]))
     curves["grid_nk"] = [float(n * k) for n, k in zip(config.grid_items, config.grid_positions)]
     curves["grid_regret_ucr"] = grid_regret
 
@@ -93,9 +93,9 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     if path is not None:
         ratings = load_ratings(path)
         metrics["ml_ratings"] = float(len(ratings.rating))          # which data set was read (dslabs: 100,004)
-        env = movielens_env(ratings, config.ml_items, config.ml_positions, config.ml_dim, rng_ml,
+        env = movielens_env(ratings, config.ml_items, config.ml_positions, config.ml_dim, streams.rng(seed, "movielens", "env"),
                             config.position_decay, config.position_noise, config.ml_logit_scale)
-        ml = play(env, POLICIES, config, rng_ml)
+        ml = play(env, POLICIES, config, seed, "movielens")
         for name, trace in ml.items():
             metrics[f"ml_satisfaction_{name}"] = float(trace.satisfaction[-1])
             metrics[f"ml_regret_{name}"] = float(trace.regret[-1])
