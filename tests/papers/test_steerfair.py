@@ -103,19 +103,10 @@ def test_recorded_heads_reproduce_the_attention_output(tiny):
     assert torch.allclose(o_proj(torch.as_tensor(acts[:, 1].reshape(3, -1))), out[0], atol=1e-5)
 
 
-def test_head_sites_and_recorder_on_the_copying_decoder():
-    from icml24.papers.copying.model import Transformer
-
-    m = Transformer(12, 16, 2, 4, "rope").eval()
-    sites = llm.head_sites(m)
-    assert [(s.n_heads, s.d_head) for s in sites] == [(4, 4), (4, 4)]
-    acts = llm.record_heads(m, [[1, 2, 3], [4, 5, 6]], 0)
-    assert acts.shape == (2, 2, 4, 4)
-    with llm.Recorder(llm.mlp_modules(m), which="output") as rec, torch.no_grad():
-        m(torch.tensor([[1, 2, 3]]))
-    assert rec.stack().shape == (1, 2, 16)
-    with pytest.raises(TypeError, match="neither"):
-        llm.head_sites(torch.nn.Linear(2, 2))
+def test_head_sites_and_mlp_modules_refuse_other_models():
+    for fn in (llm.head_sites, llm.mlp_modules):
+        with pytest.raises(TypeError, match="not an HF Llama-family causal LM"):
+            fn(torch.nn.Linear(2, 2))
 
 
 def test_load_lm_round_trip(tmp_path, tiny):

@@ -24,6 +24,8 @@ from typing import NamedTuple, Protocol
 import torch
 from torch import nn
 
+from icml24.common.nn import relu_mlp
+
 __all__ = ["Schedule", "linear_schedule", "q_sample", "ddpm_loss", "p_step", "reverse", "time_embedding",
            "EpsMLP", "EpsModel"]
 
@@ -121,13 +123,7 @@ class EpsMLP(nn.Module):
     def __init__(self, dim: int, hidden: int = 256, layers: int = 3, time_dim: int = 32):
         super().__init__()
         self.time_dim = time_dim
-        blocks: list[nn.Module] = []
-        width = dim + time_dim
-        for _ in range(layers):
-            blocks += [nn.Linear(width, hidden), nn.ReLU()]
-            width = hidden
-        blocks.append(nn.Linear(width, dim))
-        self.net = nn.Sequential(*blocks)
+        self.net = relu_mlp(dim + time_dim, hidden, layers, dim)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:   # (n, d), (n,) -> (n, d)
         if self.time_dim:

@@ -11,8 +11,7 @@
 * :func:`next_token_logprobs` and :func:`continuation_logprobs` score batches of token-id lists.
 * :func:`head_sites`, :class:`Recorder` and :class:`HeadSteer` read and change the per-head attention
   outputs (the input of each layer's output projection, split into heads) and MLP outputs with torch
-  forward hooks, for HF Llama-family models and for this package's decoder
-  (:class:`icml24.papers.copying.model.Transformer`).
+  forward hooks, for HF Llama-family models.
 """
 
 from __future__ import annotations
@@ -194,7 +193,7 @@ class HeadSite:
     """One attention layer's output projection: its input is the concatenation of the heads' outputs.
 
     Attributes:
-        module: the projection (``o_proj`` of HF Llama-family models, ``proj`` of the copying decoder).
+        module: the projection (``o_proj`` of HF Llama-family models).
         n_heads: number of attention heads H; the module's input is (B, T, H * d_head).
         d_head: width of one head's output.
         name: the module's dotted name in the model.
@@ -209,8 +208,7 @@ class HeadSite:
 def head_sites(model: Any) -> list[HeadSite]:
     """The :class:`HeadSite` of every layer, first to last.
 
-    Knows HF Llama-family causal LMs (``model.model.layers[i].self_attn.o_proj``) and this package's
-    decoder (``blocks[i].proj`` with ``blocks[i].h`` heads).
+    Knows HF Llama-family causal LMs (``model.model.layers[i].self_attn.o_proj``).
 
     >>> [s.name for s in head_sites(tiny_llama(layers=2))]
     ['model.layers.0.self_attn.o_proj', 'model.layers.1.self_attn.o_proj']
@@ -221,9 +219,7 @@ def head_sites(model: Any) -> list[HeadSite]:
         d = getattr(model.config, "head_dim", None) or model.config.hidden_size // H
         return [HeadSite(layer.self_attn.o_proj, H, d, f"model.layers.{i}.self_attn.o_proj")
                 for i, layer in enumerate(inner.layers)]
-    if hasattr(model, "blocks"):
-        return [HeadSite(b.proj, b.h, b.proj.in_features // b.h, f"blocks.{i}.proj") for i, b in enumerate(model.blocks)]
-    raise TypeError(f"head_sites: {type(model).__name__} is neither an HF Llama-family model nor icml24's decoder")
+    raise TypeError(f"head_sites: {type(model).__name__} is not an HF Llama-family causal LM")
 
 
 def mlp_modules(model: Any) -> list[nn.Module]:
@@ -231,9 +227,7 @@ def mlp_modules(model: Any) -> list[nn.Module]:
     inner = getattr(model, "model", None)
     if inner is not None and hasattr(inner, "layers"):
         return [layer.mlp for layer in inner.layers]
-    if hasattr(model, "blocks"):
-        return [b.mlp for b in model.blocks]
-    raise TypeError(f"mlp_modules: {type(model).__name__} is neither an HF Llama-family model nor icml24's decoder")
+    raise TypeError(f"mlp_modules: {type(model).__name__} is not an HF Llama-family causal LM")
 
 
 class Recorder:

@@ -29,19 +29,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml24.common.nn import relu_mlp
+
 __all__ = ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes", "langevin",
-           "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "EnsemblePrediction", "ETMEnsemble", "mlp"]
+           "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "EnsemblePrediction", "ETMEnsemble"]
 
 BOX = 1.1  # the sampler's clamp ("margin_clip"): predictions stay within 1.1x the largest |Delta| in the data
-
-
-def mlp(n_in: int, hidden: int, layers: int, n_out: int) -> nn.Sequential:
-    """``layers`` hidden ReLU layers of width ``hidden``."""
-    mods: list[nn.Module] = []
-    for i in range(layers):
-        mods += [nn.Linear(n_in if i == 0 else hidden, hidden), nn.ReLU()]
-    mods.append(nn.Linear(hidden if layers else n_in, n_out))
-    return nn.Sequential(*mods)
 
 
 class EnergyNet(nn.Module):
@@ -49,7 +42,7 @@ class EnergyNet(nn.Module):
 
     def __init__(self, x_dim: int, target_dim: int, hidden: int = 200, layers: int = 4):
         super().__init__()
-        self.net = mlp(x_dim + target_dim, hidden, layers, 1)
+        self.net = relu_mlp(x_dim + target_dim, hidden, layers, 1)
 
     def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """x (..., x_dim), target (..., target_dim) -> energy (...)."""

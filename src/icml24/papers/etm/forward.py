@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml24.papers.etm.energy import Scalers, mlp
+from icml24.common.nn import relu_mlp
+from icml24.papers.etm.energy import Scalers
 
 __all__ = ["ForwardConfig", "GaussianEnsemble", "DeterministicMLP"]
 
@@ -92,7 +93,7 @@ class GaussianEnsemble(_Model):
     def __init__(self, x_dim: int, target_dim: int, cfg: ForwardConfig, device: str = "cpu"):
         super().__init__(cfg, device)
         self.d = target_dim
-        self.nets = nn.ModuleList(mlp(x_dim, cfg.hidden, cfg.layers, 2 * target_dim)
+        self.nets = nn.ModuleList(relu_mlp(x_dim, cfg.hidden, cfg.layers, 2 * target_dim)
                                   for _ in range(cfg.members)).to(device)
         self.max_logvar = nn.Parameter(torch.full((target_dim,), 0.5, device=device))
         self.min_logvar = nn.Parameter(torch.full((target_dim,), -10.0, device=device))
@@ -122,7 +123,7 @@ class DeterministicMLP(_Model):
 
     def __init__(self, x_dim: int, target_dim: int, cfg: ForwardConfig, device: str = "cpu"):
         super().__init__(cfg, device)
-        self.net = mlp(x_dim, cfg.hidden, cfg.layers, target_dim).to(device)
+        self.net = relu_mlp(x_dim, cfg.hidden, cfg.layers, target_dim).to(device)
 
     def parameters(self):
         return self.net.parameters()

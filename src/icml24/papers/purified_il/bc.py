@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml24.common.nn import relu_mlp
 from icml24.common.offline import Policy, collect
 
 __all__ = ["BCConfig", "MLPPolicy", "fit_bc", "BCNDResult", "bcnd", "act", "returns"]
@@ -40,13 +41,7 @@ class MLPPolicy(nn.Module):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int, layers: int, mean: np.ndarray, std: np.ndarray):
         super().__init__()
-        blocks: list[nn.Module] = []
-        width = obs_dim
-        for _ in range(layers):
-            blocks += [nn.Linear(width, hidden), nn.ReLU()]
-            width = hidden
-        blocks.append(nn.Linear(width, act_dim))
-        self.net = nn.Sequential(*blocks)
+        self.net = relu_mlp(obs_dim, hidden, layers, act_dim)
         self.mean: torch.Tensor
         self.std: torch.Tensor
         self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32))
