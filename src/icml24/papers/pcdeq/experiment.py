@@ -130,7 +130,19 @@ def load_data(config: Config, seed: int) -> ImageData:
     return mnist_5k_split(config.n_train, config.n_test, data_seed)
 
 
-def _evaluate(model, data: ImageData, config: Config) -> tuple[float, float, float, int]:
+NONFINITE_RESIDUAL = 1e3   # the residual recorded for a solve whose final residual is not finite (diverged)
+
+
+class Evaluation(NamedTuple):
+    """One pass of a network over the test set."""
+
+    accuracy: float
+    mean_steps: float       # mean forward solver steps per batch (0 for the MLP)
+    worst_residual: float   # largest final relative residual (NONFINITE_RESIDUAL where one was not finite)
+    nonconverged: int       # forward solves that missed the tolerance
+
+
+def _evaluate(model, data: ImageData, config: Config) -> Evaluation:
     """Test accuracy, mean forward steps, max final relative residual, non-converged solves."""
     model.eval()
     correct, steps, worst, bad = 0, [], 0.0, 0
@@ -142,9 +154,9 @@ def _evaluate(model, data: ImageData, config: Config) -> tuple[float, float, flo
             stats = getattr(getattr(model, "deq", None), "forward_stats", None)
             if stats is not None:
                 steps.append(stats.steps)
-                worst = max(worst, stats.rel_residual if np.isfinite(stats.rel_residual) else 1e3)
+                worst = max(worst, stats.rel_residual if np.isfinite(stats.rel_residual) else NONFINITE_RESIDUAL)
                 bad += not stats.converged
-    return correct / data.x_test.shape[0], float(np.mean(steps)) if steps else 0.0, worst, bad
+    return Evaluation(correct / data.x_test.shape[0], float(np.mean(steps)) if steps else 0.0, worst, bad)
 
 
 def train(model, data: ImageData, config: Config, seed: int, project: bool) -> TrainLog:
