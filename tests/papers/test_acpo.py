@@ -399,13 +399,13 @@ def test_ppo_lagrangian_dual_ascent_and_clipped_step():
     adv_r = torch.where(acts == 1, 1.0, -1.0).double()        # action 1 pays more reward ...
     adv_c = torch.where(acts == 1, 3.0, -3.0).double()        # ... and much more cost
     cfg = PPOLagConfig(clip=0.2, epochs=50, lr=0.5, lr_lambda=1.0)
-    _, lam = ppo_lag_update(policy, opt, Batch(obs, acts, adv_r, adv_c, c=-0.5), 0.2, cfg)
+    lam = ppo_lag_update(policy, opt, Batch(obs, acts, adv_r, adv_c, c=-0.5), 0.2, cfg).nu
     assert lam == 0.0                                          # max(0, 0.2 - 0.5)
     p1 = float(policy.table()[0, 1])
     assert 0.6 <= p1 < 0.7                                     # past the clip ratio 1.2 by at most a step, then frozen
     policy2 = TabularSoftmaxPolicy(1, 2)
     opt2 = torch.optim.SGD(policy2.parameters(), lr=0.2)
-    _, lam2 = ppo_lag_update(policy2, opt2, Batch(obs, acts, adv_r, adv_c, c=1.0), 0.0, cfg)
+    lam2 = ppo_lag_update(policy2, opt2, Batch(obs, acts, adv_r, adv_c, c=1.0), 0.0, cfg).nu
     assert lam2 == 1.0 and float(policy2.table()[0, 1]) < 0.5  # A_R - 1 * A_C favours action 0
 
 

@@ -419,8 +419,15 @@ def trust_region_update(policy: Policy, batch: Batch, method: Method, tr: TrustR
     return UpdateInfo(step.case, accepted, kl_val, step.nu)
 
 
+class LineSearch(NamedTuple):
+    """The outcome of a backtracking line search."""
+
+    accepted: bool       # a trial point passed ``accept`` (else theta_k is kept)
+    kl: float            # the accepted point's mean KL (0 when none was accepted)
+
+
 def line_search(policy: Policy, theta_k: torch.Tensor, x: torch.Tensor, surrogates, mean_kl, accept,
-                tr: TrustRegionConfig) -> tuple[bool, float]:
+                tr: TrustRegionConfig) -> LineSearch:
     """Backtracking: theta = theta_k + ratio^j x, j = 0..backtracks-1, the first ``accept``-ed one;
     theta_k is kept if none is. A trial point at which the policy's distribution cannot be built (a
     parameter outside its support, e.g. an overflowing log-std) is rejected like one that fails the test."""
@@ -433,9 +440,9 @@ def line_search(policy: Policy, theta_k: torch.Tensor, x: torch.Tensor, surrogat
             except ValueError:                                   # torch.distributions' argument validation
                 continue
             if accept(l_r, l_c, kl):
-                return True, kl
+                return LineSearch(True, kl)
         set_flat_params(policy, theta_k)
-    return False, 0.0
+    return LineSearch(False, 0.0)
 
 
 class PPOLagConfig(NamedTuple):
@@ -448,9 +455,10 @@ class PPOLagConfig(NamedTuple):
 
 
 def ppo_lag_update(policy: Policy, opt: torch.optim.Optimizer, batch: Batch, lam: float,
-                   cfg: PPOLagConfig) -> tuple[UpdateInfo, float]:
+                   cfg: PPOLagConfig) -> UpdateInfo:
     """PPO-Lagrangian (Ray et al. 2019): lambda <- max(0, lambda + lr_lambda (J_C - l)), then ``epochs``
-    Adam steps on -E[min(ratio A, clip(ratio) A)] with A = (A_R - lambda A_C) / (1 + lambda)."""
+    Adam steps on -E[min(ratio A, clip(ratio) A)] with A = (A_R - lambda A_C) / (1 + lambda). The new
+    lambda is the returned ``nu``."""
     lam = max(0.0, lam + cfg.lr_lambda * batch.c)
     old = policy.freeze(batch.obs)
     with torch.no_grad():
@@ -465,4 +473,4 @@ def ppo_lag_update(policy: Policy, opt: torch.optim.Optimizer, batch: Batch, lam
         opt.step()
     with torch.no_grad():
         kl = float(policy.mean_kl(old, batch.obs))
-    return UpdateInfo("ppo", True, kl, lam), lam
+    return UpdateInfo("ppo", True, kl, lam)

@@ -109,7 +109,8 @@ class _Agent:
         adv_t = torch.as_tensor(adv, dtype=_pdtype(self.policy))
         batch = Batch(obs, acts, adv_t[0], adv_t[1], float(ro.costs.mean()) - limit)
         if self.opt is not None:                               # PPO-Lagrangian
-            info, self.multiplier = ppo_lag_update(self.policy, self.opt, batch, self.multiplier, self.ppo)
+            info = ppo_lag_update(self.policy, self.opt, batch, self.multiplier, self.ppo)
+            self.multiplier = info.nu
         else:
             info = trust_region_update(self.policy, batch, self.learner.method, self.tr)  # type: ignore[arg-type]
         return info.case
