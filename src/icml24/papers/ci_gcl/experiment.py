@@ -46,7 +46,7 @@ from icml24.papers.ci_gcl.config import FULL, QUICK, SEEDS, SMOKE, Config, valid
 from icml24.papers.ci_gcl.model import GIN, Augmenter, Precomputed, cigcl_loss, graphcl_views, info_nce, precompute
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "METHODS", "Premise", "premise",
-           "train", "probe", "drop_precision", "folds", "fiedler_split", "spectral_features"]
+           "train", "probe", "drop_precision", "DropShare", "folds", "fiedler_split", "spectral_features"]
 
 METHODS = ("cigcl", "learned", "graphcl", "untrained")
 C_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3)          # the official code's SVM grid
@@ -177,8 +177,15 @@ def probe(emb: np.ndarray, y: np.ndarray, fold: np.ndarray) -> float:
     return float(np.mean(accs))
 
 
+class DropShare(NamedTuple):
+    """C2's statistic: inter-community shares, each a mean over graphs."""
+
+    top: float      # among each graph's ``top`` fraction of edges by drop probability
+    all: float      # among all of each graph's edges (the comparison)
+
+
 def drop_precision(aug: Augmenter, graphs: data.Graphs, pre: Precomputed, top: float,
-                   community: torch.Tensor | None = None) -> tuple[float, float]:
+                   community: torch.Tensor | None = None) -> DropShare:
     """Mean over graphs of the inter-community share of the top ``top`` edges by drop probability (no Gumbel
     noise: the softmax of the logits), and the mean share of inter-community edges among all edges.
     ``community`` (G, n): the nodes' communities (default: the planted ``graphs.community``)."""
@@ -195,7 +202,7 @@ def drop_precision(aug: Augmenter, graphs: data.Graphs, pre: Precomputed, top: f
         m = max(1, int(round(top * sel.sum())))
         prec.append(float(inter[np.argsort(-score, kind="stable")[:m]].mean()))
         base.append(float(inter.mean()))
-    return float(np.mean(prec)), float(np.mean(base))
+    return DropShare(float(np.mean(prec)), float(np.mean(base)))
 
 
 def fiedler_split(pre: Precomputed, mask: torch.Tensor) -> torch.Tensor:

@@ -33,7 +33,7 @@ from torch import nn
 
 from icml24.papers.ci_gcl import spectral
 
-__all__ = ["GIN", "Augmenter", "Views", "info_nce", "Precomputed", "precompute", "graphcl_views", "CIGCLLoss",
+__all__ = ["GIN", "Augmenter", "Views", "RandomViews", "info_nce", "Precomputed", "precompute", "graphcl_views", "CIGCLLoss",
            "cigcl_loss"]
 
 
@@ -178,19 +178,28 @@ class Augmenter(nn.Module):
         return Views(A, X1, W_drop + added, W_drop, W_add, pd)
 
 
+class RandomViews(NamedTuple):
+    """GraphCL's two random views."""
+
+    W1: torch.Tensor             # (G, n, n) view 1 structure
+    X1: torch.Tensor             # (G, n, f) view 1 features
+    W2: torch.Tensor             # (G, n, n) view 2 structure
+    X2: torch.Tensor             # (G, n, f) view 2 features
+
+
 def graphcl_views(A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, frac: float, featureless: bool,
-                  generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+                  generator: torch.Generator) -> RandomViews:
     """GraphCL's random augmentations: view 1 masks ``frac`` of the feature entries (featureless: drops
-    ``frac`` of the edges), view 2 drops ``frac`` of the edges; returns (W1, X1, W2, X2)."""
+    ``frac`` of the edges), view 2 drops ``frac`` of the edges."""
     def drop_edges() -> torch.Tensor:
         keep = torch.triu((torch.rand(A.shape, generator=generator) >= frac).float(), 1)
         keep = keep + keep.transpose(1, 2)
         return A * keep
 
     if featureless:
-        return drop_edges(), X, drop_edges(), X
+        return RandomViews(drop_edges(), X, drop_edges(), X)
     keep = (torch.rand(X.shape, generator=generator) >= frac).float()
-    return A, X * keep, drop_edges(), X
+    return RandomViews(A, X * keep, drop_edges(), X)
 
 
 class CIGCLLoss(NamedTuple):
