@@ -15,7 +15,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "model": ["Transformer", "Mamba", "MambaMixer", "LSTMLM", "selective_scan", "selective_scan_naive",
               "hard_alibi_mask", "attention_bias", "rotary"],
     "tasks": ["make_example", "packed_batch", "eval_batch", "masked_lm_loss", "teacher_forced_accuracy",
-              "greedy_string_accuracy", "train", "examples_to_reach"],
+              "greedy_string_accuracy", "train", "TrainSpec", "examples_to_reach", "Reached"],
     "config": ["Config", "SMOKE", "QUICK", "FULL"],
     "experiment": ["run", "figures"],
     "claims": ["CLAIMS"],

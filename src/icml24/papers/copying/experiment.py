@@ -37,6 +37,7 @@ from icml24.papers.copying.model import LSTMLM, Mamba, Transformer
 from icml24.papers.copying.tasks import (
     Task,
     TrainLog,
+    TrainSpec,
     eval_batch,
     examples_to_reach,
     greedy_string_accuracy,
@@ -121,11 +122,11 @@ def _train_one(kind: str, task: Task, lens: tuple[int, int], cfg: Config, seed: 
     in_dist = [eval_batch(task, cfg.eval_examples, L, D, eval_rng, cfg.lookup_ngram, cfg.lookup_answer)[0]
                for L in sorted({lens[0], (lens[0] + lens[1]) // 2, lens[1]})]
     copy = task == "copy"   # copy and lookup have budgets of their own
-    log = train(model, task, steps=cfg.steps if copy else cfg.lookup_steps,
-                batch=cfg.batch if copy else cfg.lookup_batch, context=cfg.context, len_range=lens, D=D, rng=rng,
-                lr=cfg.lr if copy else cfg.lookup_lr, weight_decay=cfg.weight_decay,
-                warmup=cfg.warmup if copy else cfg.lookup_warmup, eval_every=cfg.eval_every, eval_set=in_dist,
-                n_gram=cfg.lookup_ngram, answer_len=cfg.lookup_answer)
+    spec = TrainSpec(steps=cfg.steps if copy else cfg.lookup_steps, batch=cfg.batch if copy else cfg.lookup_batch,
+                     context=cfg.context, len_range=lens, lr=cfg.lr if copy else cfg.lookup_lr,
+                     weight_decay=cfg.weight_decay, warmup=cfg.warmup if copy else cfg.lookup_warmup,
+                     eval_every=cfg.eval_every)
+    log = train(model, task, spec, D, rng, in_dist, n_gram=cfg.lookup_ngram, answer_len=cfg.lookup_answer)
     model.eval()
     accs = {}
     for L in eval_lengths:

@@ -182,43 +182,62 @@ class TrainLog(NamedTuple):
     string_acc: list[float]  # teacher-forced string accuracy on the in-distribution eval set
 
 
-def train(model: torch.nn.Module, task: Task, *, steps: int, batch: int, context: int,
-          len_range: tuple[int, int], D: int, rng: np.random.Generator, lr: float, weight_decay: float,
-          warmup: int, eval_every: int, eval_set: list[Batch], n_gram: int = 3, answer_len: int = 4,
-          clip: float = 1.0) -> TrainLog:
+class TrainSpec(NamedTuple):
+    """One training run's budget and optimiser (the copy task's or the lookup task's)."""
+
+    steps: int                  # optimiser steps
+    batch: int                  # packed contexts per step
+    context: int                # tokens per packed context
+    len_range: tuple[int, int]  # shortest and longest training string
+    lr: float                   # peak AdamW learning rate
+    weight_decay: float         # AdamW weight decay
+    warmup: int                 # linear warm-up steps of the schedule
+    eval_every: int             # steps between evaluations of the learning curve
+    clip: float = 1.0           # gradient-norm clip
+
+
+def train(model: torch.nn.Module, task: Task, spec: TrainSpec, D: int, rng: np.random.Generator,
+          eval_set: list[Batch], n_gram: int = 3, answer_len: int = 4) -> TrainLog:
     """AdamW on the masked next-token loss with the official schedule and clipping; evaluates the
-    teacher-forced string accuracy on ``eval_set`` every ``eval_every`` steps."""
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    teacher-forced string accuracy on ``eval_set`` every ``spec.eval_every`` steps."""
+    opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
     seen, log_x, log_y = 0, [], []
-    for step in range(steps):
+    for step in range(spec.steps):
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, steps, warmup, lr)
-        b, k = packed_batch(task, batch, context, len_range, D, rng, n_gram, answer_len)
+            g["lr"] = lr_at(step, spec.steps, spec.warmup, spec.lr)
+        b, k = packed_batch(task, spec.batch, spec.context, spec.len_range, D, rng, n_gram, answer_len)
         seen += k
         model.train()
         ids, mask = _to_model(model, b.ids), _to_model(model, b.mask)
         loss = masked_lm_loss(model(ids[:, :-1]), ids, mask)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip)
         opt.step()
-        if (step + 1) % eval_every == 0 or step + 1 == steps:
+        if (step + 1) % spec.eval_every == 0 or step + 1 == spec.steps:
             model.eval()
             log_x.append(float(seen))
             log_y.append(float(np.mean([teacher_forced_accuracy(model, e).string for e in eval_set])))
     return TrainLog(log_x, log_y)
 
 
-def examples_to_reach(log: TrainLog, level: float) -> tuple[float, bool]:
+class Reached(NamedTuple):
+    """When a learning curve first reached a level."""
+
+    examples: float   # training examples seen then (if never: all seen, a lower bound)
+    reached: bool     # whether it did
+
+
+def examples_to_reach(log: TrainLog, level: float) -> Reached:
     """Training examples seen at the first evaluation with string accuracy >= level; if never, the
     total seen (a lower bound) and False.
 
     >>> examples_to_reach(TrainLog([10.0, 20.0, 30.0], [0.1, 0.96, 0.9]), 0.95)
-    (20.0, True)
+    Reached(examples=20.0, reached=True)
     >>> examples_to_reach(TrainLog([10.0, 20.0], [0.1, 0.2]), 0.95)
-    (20.0, False)
+    Reached(examples=20.0, reached=False)
     """
     for x, y in zip(log.examples, log.string_acc):
         if y >= level:
-            return x, True
-    return (log.examples[-1] if log.examples else math.nan), False
+            return Reached(x, True)
+    return Reached(log.examples[-1] if log.examples else math.nan, False)
