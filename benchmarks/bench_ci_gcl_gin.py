@@ -19,7 +19,7 @@ from torch import nn
 
 from icml24.core.bench import median_time, pin_threads, ratio_row
 from icml24.papers.ci_gcl import data
-from icml24.papers.ci_gcl.model import GIN, Augmenter, cigcl_loss, precompute
+from icml24.papers.ci_gcl.model import GIN, Augmenter, LossWeights, cigcl_loss, precompute
 
 
 def wgin_conv(mlp: nn.Module):
@@ -70,7 +70,8 @@ class PygGIN(nn.Module):
 def cigcl_step(encoder: nn.Module, aug: Augmenter, g: data.Graphs, pre, seed: int = 0):
     def step():
         torch.manual_seed(seed)                                     # the same Gumbel noise for both encoders
-        loss = cigcl_loss(encoder, aug, g.A, g.X, g.mask, pre, 4, 0.8, 1.0, 0.2, torch.Generator().manual_seed(seed))
+        loss = cigcl_loss(encoder, aug, g.A, g.X, g.mask, pre, LossWeights(4, 0.8, 1.0, 0.2),
+                          torch.Generator().manual_seed(seed))
         loss.total.backward()
         return float(loss.total.detach())
     return step

@@ -10,7 +10,7 @@ import torch
 
 from icml24.papers.ci_gcl import data, spectral
 from icml24.papers.ci_gcl.experiment import drop_precision, folds, probe
-from icml24.papers.ci_gcl.model import GIN, Augmenter, cigcl_loss, graphcl_views, info_nce, precompute
+from icml24.papers.ci_gcl.model import GIN, Augmenter, LossWeights, cigcl_loss, graphcl_views, info_nce, precompute
 
 
 def _graphs(seed=0, n=8):
@@ -85,7 +85,7 @@ def test_feature_masking_scales_the_lowest_tenth_and_the_loss_backpropagates():
     v = aug(g.A, g.X, g.mask, pre, torch.Generator().manual_seed(0))
     changed = (v.X1 != g.X) & (g.X != 0)
     assert changed.any() and torch.all(v.X1 <= g.X + 1e-7)
-    out = cigcl_loss(enc, aug, g.A, g.X, g.mask, pre, 3, 0.8, 1.0, 0.2, torch.Generator().manual_seed(0))
+    out = cigcl_loss(enc, aug, g.A, g.X, g.mask, pre, LossWeights(3, 0.8, 1.0, 0.2), torch.Generator().manual_seed(0))
     out.total.backward()
     assert all(p.grad is not None for p in aug.drop.parameters()) and out.topo != 0 and out.feat != 0
 
@@ -344,7 +344,7 @@ def test_spectral_losses_are_means_over_the_batch_like_the_official_code(monkeyp
     gg = g.subset(np.r_[np.arange(4), np.arange(4)])
     torch.manual_seed(0)
     enc, aug = GIN(4, 8), Augmenter(3, 4, 8, add_candidates=50)
-    out = [cigcl_loss(enc, aug, h.A, h.X, h.mask, precompute(h.A, h.X, h.mask, 3, False), 3, 0.8, 1.0, 0.2,
+    out = [cigcl_loss(enc, aug, h.A, h.X, h.mask, precompute(h.A, h.X, h.mask, 3, False), LossWeights(3, 0.8, 1.0, 0.2),
                       torch.Generator().manual_seed(0)) for h in (g, gg)]
     assert out[0].topo != 0 and out[0].feat != 0
     assert out[1].topo == pytest.approx(out[0].topo, rel=1e-5) and out[1].feat == pytest.approx(out[0].feat, rel=1e-5)

@@ -43,7 +43,16 @@ from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.ci_gcl import data, spectral
 from icml24.papers.ci_gcl.config import FULL, QUICK, SEEDS, SMOKE, Config, validate
-from icml24.papers.ci_gcl.model import GIN, Augmenter, Precomputed, cigcl_loss, graphcl_views, info_nce, precompute
+from icml24.papers.ci_gcl.model import (
+    GIN,
+    Augmenter,
+    LossWeights,
+    Precomputed,
+    cigcl_loss,
+    graphcl_views,
+    info_nce,
+    precompute,
+)
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "METHODS", "Premise", "premise",
            "train", "probe", "drop_precision", "DropShare", "folds", "fiedler_split", "spectral_features"]
@@ -117,7 +126,8 @@ def train(method: str, graphs: data.Graphs, pre: Precomputed, config: Config, ge
         return Trained(encoder, None)
     params = list(encoder.parameters()) + (list(aug.parameters()) if aug is not None else [])
     opt = torch.optim.Adam(params, lr=config.lr)
-    w_topo, w_feat = (config.w_topo, config.w_feat) if method == "cigcl" else (0.0, 0.0)
+    spectra = method == "cigcl"                            # "learned": the same augmenters without spectral losses
+    weights = LossWeights(config.k, config.w_topo if spectra else 0.0, config.w_feat if spectra else 0.0, config.tau)
     G = graphs.A.shape[0]
     for _ in range(config.epochs):
         order = torch.randperm(G, generator=gen)
@@ -128,7 +138,7 @@ def train(method: str, graphs: data.Graphs, pre: Precomputed, config: Config, ge
             A, X, mask = graphs.A[b], graphs.X[b], graphs.mask[b]
             if aug is not None:
                 pb = pre.take(b)
-                loss = cigcl_loss(encoder, aug, A, X, mask, pb, config.k, w_topo, w_feat, config.tau, gen).total
+                loss = cigcl_loss(encoder, aug, A, X, mask, pb, weights, gen).total
             else:
                 W1, X1, W2, X2 = graphcl_views(A, X, mask, config.graphcl_frac, featureless, gen)
                 loss = info_nce(encoder(W1, X1, mask), encoder(W2, X2, mask), config.tau)

@@ -33,8 +33,8 @@ from torch import nn
 
 from icml24.papers.ci_gcl import spectral
 
-__all__ = ["GIN", "Augmenter", "Views", "RandomViews", "info_nce", "Precomputed", "precompute", "graphcl_views", "CIGCLLoss",
-           "cigcl_loss"]
+__all__ = ["GIN", "Augmenter", "Views", "RandomViews", "LossWeights", "info_nce", "Precomputed", "precompute",
+           "graphcl_views", "CIGCLLoss", "cigcl_loss"]
 
 
 class GIN(nn.Module):
@@ -211,9 +211,19 @@ class CIGCLLoss(NamedTuple):
     feat: float
 
 
+class LossWeights(NamedTuple):
+    """The CI-GCL loss's knobs (official defaults)."""
+
+    k: int = 4              # low eigenvalues (and singular values) the spectral losses read
+    w_topo: float = 0.8     # weight of the topological spectral loss (0: the augmenter without spectra)
+    w_feat: float = 1.0     # weight of the feature spectral loss
+    tau: float = 0.2        # InfoNCE temperature
+
+
 def cigcl_loss(encoder: GIN, aug: Augmenter, A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, pre: Precomputed,
-               k: int, w_topo: float, w_feat: float, tau: float, generator: torch.Generator) -> CIGCLLoss:
+               weights: LossWeights, generator: torch.Generator) -> CIGCLLoss:
     """The CI-GCL loss of one batch (module docstring); w_topo = w_feat = 0 is the augmenter without spectra."""
+    k, w_topo, w_feat, tau = weights
     v = aug(A, X, mask, pre, generator)
     contrastive = info_nce(encoder(v.W1, v.X1, mask), encoder(v.W2, X, mask), tau)
     big = (mask.sum(1) > 5).float()                                         # graphs with more than 5 nodes
