@@ -178,3 +178,55 @@ def test_a_local_ray_start_prints_no_token_warning(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "'y': 4" in out.stdout and "Token authentication" not in out.stderr, out.stderr[-2000:]
     assert out.stdout.splitlines()[-1] == str(sorted(WORKER_MALLOC.items()))      # Ray's workers get the allocator settings
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from icml24.core.executors import _process
+
+def slow(unit):
+    open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
+    time.sleep(120)
+    return unit
+
+if __name__ == "__main__":
+    for _ in _process(slow, [1], 0, 1):
+        pass
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
+    # SIGTERM ends the parent without cleanup; its process-pool worker must not run its seed to the end
+    import signal
+    import time
+
+    def alive(pid: int) -> bool:          # a zombie (exited, not yet reaped by whoever adopted it) is not
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    script = tmp_path / "orphan.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    parent = subprocess.Popen([sys.executable, str(script), str(marks)])
+    try:
+        deadline = time.monotonic() + 60
+        while not any(marks.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker = int(next(marks.iterdir()).name)
+        assert alive(worker)                                 # the worker is running its unit
+        parent.send_signal(signal.SIGTERM)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if not alive(worker):
+                return
+            time.sleep(0.2)
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError("the worker outlived its parent by 15 s")
+    finally:
+        parent.kill()

@@ -161,6 +161,20 @@ def _worker_environment() -> Iterator[None]:
             os.environ.pop(k, None)
 
 
+def _watch_parent(parent: int, every: float = 1.0) -> threading.Thread:
+    """A daemon thread that ends this worker as soon as its parent is gone (killed by SIGTERM or SIGKILL,
+    which run no cleanup): without it the orphaned worker would finish its seed before noticing. The seed is
+    lost, never half-written (seed files and stage checkpoints are written atomically)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    thread = threading.Thread(target=watch, name="icml24-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
 def _set_sink(sink: Any, blas_threads: int = 0) -> None:
     """A worker's start: the notes' sink, and (``blas_threads`` > 0) the BLAS pools of numpy and scipy capped
     at the worker's share of the cores. Torch's own pool is set per unit (``RunContext.threads``); left alone,
@@ -168,6 +182,7 @@ def _set_sink(sink: Any, blas_threads: int = 0) -> None:
     exact tabular evaluation: 3 ms per call alone, 40-90 ms oversubscribed)."""
     global _SINK
     _SINK = sink
+    _watch_parent(os.getppid())
     if blas_threads > 0:
         import numpy  # noqa: F401  (threadpoolctl caps the BLAS libraries loaded so far: numpy's and scipy's)
         import scipy.linalg  # noqa: F401
