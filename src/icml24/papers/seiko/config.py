@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from icml24.core.config import knob
 from icml24.core.errors import UserError
 
-METHODS = ("ucb", "bootstrap", "greedy", "nonadaptive", "nokl")
-"""``ucb``, ``bootstrap``: SEIKO with either bonus; ``greedy``: no bonus; ``nonadaptive``: every query at once
-from the pretrained model, one fine-tuning of all the rounds' steps; ``nokl``: ``ucb`` with beta = 0."""
+METHODS = ("ucb", "bootstrap", "thompson", "greedy", "nonadaptive", "guidance", "nokl")
+"""``ucb``, ``bootstrap``, ``thompson``: SEIKO with either bonus, or with a posterior draw of the reward
+(Langevin); ``greedy``: no bonus; ``nonadaptive``: every query at once from the pretrained model, one fine-tuning
+of all the rounds' steps; ``guidance``: every query at once, no fine-tuning, the pretrained sampler guided by the
+surrogate's gradient; ``nokl``: ``ucb`` with beta = 0."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,12 @@ class Config:
     lam: float = knob(1e-3, "lambda of Sigma (official: 1e-3)", gt=0)
     bonus_clip: float = knob(10.0, "clip C of the UCB bonus (official: 10)", gt=0)
     heads: int = knob(4, "bootstrap heads (official: 4)", ge=2, le=64)
+    ts_steps: int = knob(2000, "thompson: Langevin steps of the posterior draw from the fitted surrogate", ge=1)
+    ts_step: float = knob(1e-5, "thompson: Langevin step size eps (also the injected noise's variance; official: "
+                                "gradient noise 1e-5)", gt=0, le=1)
+    ts_prior: float = knob(1.0, "thompson: std of the Gaussian prior over every surrogate weight", gt=0)
+    guidance_scale: float = knob(10.0, "guidance: scale w of the surrogate's gradient in the guided noise "
+                                       "prediction (pilot: the largest of 1, 3, 10, 30, 100 that stays valid)", ge=0)
     beta: float = knob(0.7, "KL weight beta of the fine-tuning (official: 0.01 with loss weight 0.01)", ge=0)
     ft_steps: int = knob(50, "fine-tuning Adam steps per round", ge=1)
     ft_batch: int = knob(64, "samples per fine-tuning step", ge=1)
@@ -74,7 +82,7 @@ class Config:
 
 SMOKE = Config(data_size=200, T=100, hidden=16, layers=1, time_dim=8, pretrain_steps=20, pretrain_batch=64,
                ddim_steps=4, grad_steps=2, budgets=(8, 8), sur_hidden=8, sur_features=4, sur_steps=5, heads=2,
-               ft_steps=2, ft_batch=8, eval_samples=50)
+               ft_steps=2, ft_batch=8, eval_samples=50, ts_steps=3)
 QUICK = Config()
 FULL = Config(data_size=20_000, hidden=256, pretrain_steps=20_000, ddim_steps=50, grad_steps=25,
               budgets=(1024, 2048, 4096, 8192), ft_steps=200, ft_batch=128, eval_samples=4000)
@@ -90,5 +98,8 @@ def validate(config: Config) -> None:
                         "exceed the sampling steps")
     if config.ddim_steps >= config.T:
         raise UserError(f"ddim_steps={config.ddim_steps}: must be below T={config.T} (the sampler stops at t = 1)")
+    if "thompson" in config.methods and config.noise <= 0:
+        raise UserError("noise=0 with method thompson: the posterior draw needs the feedback noise (> 0) in its "
+                        "likelihood")
     if config.time_dim % 2:
         raise UserError(f"time_dim={config.time_dim}: must be even (sine and cosine halves)")

@@ -32,7 +32,7 @@ from icml24.papers.seiko.config import FULL, METHODS, QUICK, SEEDS, SMOKE, Confi
 from icml24.papers.seiko.domain import Circle, rotation
 from icml24.papers.seiko.finetune import FinetuneConfig, Sampler, path_kl
 from icml24.papers.seiko.loop import Domain, LoopConfig, online
-from icml24.papers.seiko.surrogate import Covariance, SurrogateConfig, seeded
+from icml24.papers.seiko.surrogate import Covariance, LangevinConfig, SurrogateConfig, seeded
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "circle", "domain_of", "pretrain",
            "PRETRAIN_FIELDS", "pretrained_state", "sampler_of", "loop_config"]
@@ -98,8 +98,10 @@ def loop_config(config: Config, method: str) -> LoopConfig:
                           config.sur_weight_decay, config.val_frac)
     ft = FinetuneConfig(config.ft_steps, config.ft_batch, config.ft_lr, config.beta, config.grad_steps,
                         config.ft_clip)
+    langevin = LangevinConfig(config.ts_steps, config.ts_step, config.noise, config.ts_prior)
     return LoopConfig(method, config.budgets, config.noise, sur, cast(Covariance, config.covariance), config.alpha,
-                      config.lam, config.bonus_clip, config.heads, ft, config.eval_samples)
+                      config.lam, config.bonus_clip, config.heads, ft, config.eval_samples, langevin,
+                      config.guidance_scale)
 
 
 def sampler_of(config: Config) -> Sampler:
@@ -199,7 +201,7 @@ def figures(result: RunResult) -> dict:
     axes[3].legend(fontsize=7)
     fig.tight_layout()
     out = {"reward_vs_queries": fig}
-    loops = [m for m in methods if m != "nonadaptive"]
+    loops = [m for m in methods if m not in ("nonadaptive", "guidance")]   # one round: nothing by round
     if loops:
         fig2, ax2 = plt.subplots(1, 3, figsize=(14, 3.6))
         for m in loops:

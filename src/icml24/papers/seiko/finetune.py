@@ -10,6 +10,14 @@ round's model as the sum over steps of ||mu_theta(x_t) - mu_prev(x_t)||^2 / (2 s
 Its optimum is the tilted distribution p*(x) propto p_prev(x) exp((r_hat(x) + g(x)) / beta) (Theorem 1's
 premise; :func:`tilt`), which has no mass where p_prev has none: the fine-tuned model stays on the
 pretrained model's feasible manifold. beta = 0 drops the KL (the unconstrained baseline).
+
+The ``guidance`` baseline fine-tunes nothing: :class:`Guided` steers the pretrained sampler with the surrogate's
+gradient at the Tweedie estimate (reconstruction guidance, as in classifier guidance of Dhariwal & Nichol 2021
+with the clean-data estimate of Chung et al. 2023):
+
+    eps~(x_t, t) = eps(x_t, t) - w sqrt(1 - alphabar_t) grad_{x_t} r_hat(xhat_0(x_t)),
+
+the noise prediction of p_t(x_t) exp(w r_hat(xhat_0(x_t))).
 """
 
 from __future__ import annotations
@@ -22,11 +30,36 @@ import torch
 from icml24.common.ddim import Trajectory, ddim_sample, ddim_sample_grad
 from icml24.common.diffusion import EpsMLP, Schedule
 
-__all__ = ["Sampler", "FinetuneConfig", "Finetuned", "finetune", "tilt", "kl_objective", "path_kl", "dim_of"]
+__all__ = ["Sampler", "FinetuneConfig", "Finetuned", "finetune", "tilt", "kl_objective", "path_kl", "dim_of",
+           "Guided"]
 
 
-def dim_of(model: EpsMLP) -> int:
-    """The data dimension d of an eps-MLP."""
+class Guided(torch.nn.Module):
+    """The eps-model of the pretrained sampler guided by a reward (module docstring); no trainable weights."""
+
+    def __init__(self, base: EpsMLP, reward: Callable[[torch.Tensor], torch.Tensor], schedule: Schedule,
+                 scale: float):
+        super().__init__()
+        self.base = base.requires_grad_(False)
+        self.reward, self.scale = reward, scale
+        self.alpha_bar: torch.Tensor
+        self.register_buffer("alpha_bar", schedule.alpha_bar.clone())
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:    # (n, d), (n,) -> (n, d)
+        with torch.enable_grad():
+            xt = x.detach().requires_grad_(True)
+            eps = self.base(xt, t)
+            ab = self.alpha_bar[t].to(x.dtype)[:, None]                                  # (n, 1) abar_t
+            root = torch.sqrt(1.0 - ab)                                                   # sqrt(1 - abar_t)
+            x0 = (xt - root * eps) / torch.sqrt(ab)                                       # Tweedie xhat_0
+            (grad,) = torch.autograd.grad(self.reward(x0).sum(), xt)
+        return eps.detach() - self.scale * root * grad                                    # eps~
+
+
+def dim_of(model: EpsMLP | Guided) -> int:
+    """The data dimension d of an eps-MLP (of its base, for a guided one)."""
+    if isinstance(model, Guided):
+        model = model.base
     first = model.net[0]
     assert isinstance(first, torch.nn.Linear)
     return first.in_features - model.time_dim
@@ -40,12 +73,12 @@ class Sampler(NamedTuple):
     eta: float                # DDIM noise level
     clip: float               # clamp of xhat_0 (inf: none)
 
-    def sample(self, model: EpsMLP, n: int, gen: torch.Generator) -> torch.Tensor:
+    def sample(self, model: EpsMLP | Guided, n: int, gen: torch.Generator) -> torch.Tensor:
         """n samples from x_T ~ N(0, I), no gradient, (n, d)."""
         x_T = torch.randn(n, dim_of(model), generator=gen)
         return ddim_sample(model, self.schedule, x_T, self.timesteps, self.eta, gen, self.clip)
 
-    def trajectory(self, model: EpsMLP, n: int, gen: torch.Generator, grad_steps: int,
+    def trajectory(self, model: EpsMLP | Guided, n: int, gen: torch.Generator, grad_steps: int,
                    ref: EpsMLP | None) -> Trajectory:
         """n samples with gradients through the last ``grad_steps`` steps and the path KL to ``ref``."""
         x_T = torch.randn(n, dim_of(model), generator=gen)
@@ -98,7 +131,7 @@ def finetune(prev: EpsMLP, objective: Callable[[torch.Tensor], torch.Tensor], sa
 
 
 @torch.no_grad()
-def path_kl(model: EpsMLP, ref: EpsMLP, sampler: Sampler, n: int, gen: torch.Generator) -> float:
+def path_kl(model: EpsMLP | Guided, ref: EpsMLP, sampler: Sampler, n: int, gen: torch.Generator) -> float:
     """Monte Carlo path KL(p_model || p_ref) over ``n`` trajectories of ``model`` (mean of the per-step sums)."""
     return float(sampler.trajectory(model, n, gen, 0, ref).kl.mean())
 

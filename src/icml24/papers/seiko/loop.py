@@ -5,11 +5,14 @@ For rounds i = 1 ... K with fresh budgets B_i:
 1. draw B_i samples of the current model p^{(i-1)} and query noisy feedback y = r(x) + N(0, noise^2);
 2. D_i = D_{i-1} + the new pairs;
 3. fit the surrogate r_hat_i on D_i (a bootstrap ensemble for ``bootstrap``);
-4. the optimistic objective: r_hat + g (``ucb``), the maximum over heads (``bootstrap``), r_hat (``greedy``);
+4. the optimistic objective: r_hat + g (``ucb``), the maximum over heads (``bootstrap``), one posterior draw of
+   r by Langevin dynamics from r_hat (``thompson``), r_hat (``greedy``);
 5. fine-tune p^{(i)} from p^{(i-1)} to maximise E[objective] - beta KL(p || p^{(i-1)}) (finetune.py).
 
 ``nonadaptive`` spends sum_i B_i queries at once on the pretrained model, fits r_hat once and fine-tunes once
-with K times the steps of a round (the same fine-tuning compute); ``nokl`` is ``ucb`` with beta = 0.
+with K times the steps of a round (the same fine-tuning compute); ``guidance`` spends them the same way and
+fine-tunes nothing: its model is the pretrained sampler guided by r_hat (finetune.Guided); ``nokl`` is ``ucb``
+with beta = 0.
 """
 
 from __future__ import annotations
@@ -21,8 +24,18 @@ import numpy as np
 import torch
 
 from icml24.common.diffusion import EpsMLP
-from icml24.papers.seiko.finetune import FinetuneConfig, Sampler, finetune
-from icml24.papers.seiko.surrogate import UCB, Covariance, Ensemble, RewardMLP, SurrogateConfig, fit_ensemble, fit_reward
+from icml24.papers.seiko.finetune import FinetuneConfig, Guided, Sampler, finetune
+from icml24.papers.seiko.surrogate import (
+    UCB,
+    Covariance,
+    Ensemble,
+    LangevinConfig,
+    RewardMLP,
+    SurrogateConfig,
+    fit_ensemble,
+    fit_reward,
+    sgld,
+)
 
 __all__ = ["Domain", "LoopConfig", "RoundLog", "LoopResult", "online", "regret"]
 
@@ -42,7 +55,7 @@ class Domain(NamedTuple):
 class LoopConfig(NamedTuple):
     """One method's loop."""
 
-    method: str                      # ucb | bootstrap | greedy | nonadaptive | nokl
+    method: str                      # ucb | bootstrap | thompson | greedy | nonadaptive | guidance | nokl
     budgets: tuple[int, ...]
     noise: float
     surrogate: SurrogateConfig
@@ -53,6 +66,8 @@ class LoopConfig(NamedTuple):
     heads: int
     finetune: FinetuneConfig         # beta is replaced by 0 for nokl
     eval_samples: int
+    langevin: LangevinConfig         # thompson's posterior draw
+    guidance: float                  # guidance's scale w
 
 
 @dataclass
@@ -77,7 +92,7 @@ class RoundLog:
 class LoopResult(NamedTuple):
     """The final model, its evaluation samples and the per-round log."""
 
-    model: EpsMLP
+    model: EpsMLP | Guided
     samples: torch.Tensor       # (eval_samples, d) of the final model
     log: RoundLog
 
@@ -92,11 +107,13 @@ def online(pretrained: EpsMLP, sampler: Sampler, domain: Domain, cfg: LoopConfig
            seed_of: Callable[[str], int], rng: np.random.Generator, gen: torch.Generator) -> LoopResult:
     """Run ``cfg.method``'s loop from ``pretrained`` (module docstring). ``seed_of(name)`` gives the init
     seed of each surrogate, ``rng`` the feedback noise and bootstrap resamples, ``gen`` every torch draw."""
-    budgets = (sum(cfg.budgets),) if cfg.method == "nonadaptive" else cfg.budgets
+    at_once = cfg.method in ("nonadaptive", "guidance")
+    budgets = (sum(cfg.budgets),) if at_once else cfg.budgets
     ft = cfg.finetune._replace(beta=0.0) if cfg.method == "nokl" else cfg.finetune
     if cfg.method == "nonadaptive":
         ft = ft._replace(steps=ft.steps * len(cfg.budgets))
-    model, log = pretrained, RoundLog()
+    model: EpsMLP | Guided = pretrained
+    log = RoundLog()
     X = torch.empty(0, domain.dim)
     Y = torch.empty(0)
     total = 0.0
@@ -121,8 +138,12 @@ def online(pretrained: EpsMLP, sampler: Sampler, domain: Domain, cfg: LoopConfig
         else:
             r_hat: RewardMLP = fit_reward(Xf, Yf, cfg.surrogate, seed_of(f"surrogate-{i}"), gen)
             point, estimate = r_hat, r_hat
-            objective = UCB(r_hat, X, cfg.alpha, cfg.lam, cfg.clip, cfg.covariance) \
-                if cfg.method in ("ucb", "nokl") else r_hat                                 # r_hat + g or r_hat
+            if cfg.method in ("ucb", "nokl"):
+                objective = UCB(r_hat, X, cfg.alpha, cfg.lam, cfg.clip, cfg.covariance)   # r_hat + g
+            elif cfg.method == "thompson":
+                objective = sgld(r_hat, X, Y, cfg.langevin, gen)                          # r ~ p(r | D_i)
+            else:
+                objective = r_hat
         with torch.no_grad():
             log.sur_err_near.append(float((estimate(domain.probe) - domain.reward(domain.probe)).abs().mean()))
             if isinstance(point, RewardMLP):
@@ -130,7 +151,11 @@ def online(pretrained: EpsMLP, sampler: Sampler, domain: Domain, cfg: LoopConfig
                     u = UCB(point, X, cfg.alpha, cfg.lam, cfg.clip, kind)
                     log.width_near[kind].append(float(u.width(domain.probe).mean()))
                     log.width_data[kind].append(float(u.width(X).mean()))
-        model = finetune(model, objective, sampler, ft, gen).model                 # p^{(i)}
+        if cfg.method == "guidance":
+            model = Guided(pretrained, r_hat, sampler.schedule, cfg.guidance)     # p_pre guided by r_hat
+        else:
+            assert isinstance(model, EpsMLP)
+            model = finetune(model, objective, sampler, ft, gen).model             # p^{(i)}
         xs = sampler.sample(model, cfg.eval_samples, gen)
         log.model_reward.append(float(domain.reward(xs).mean()))
         log.model_valid.append(float(domain.valid(xs).float().mean()))

@@ -10,6 +10,11 @@
   in ``aesthetic_scorer.py``: it does not shrink with n).
 * Bootstrap (Sec. 4.2): H surrogates, each fitted on a resample of D_i with replacement; the optimistic
   value is the maximum over the heads (official "version 3").
+* Thompson sampling (the third oracle beside UCB and bootstrap): one draw of r from the posterior over the
+  surrogate's weights, by Langevin dynamics (SGLD, Welling & Teh 2011) from the fitted weights:
+  theta <- theta - (eps / 2) grad U(theta) + N(0, eps I),
+  U = sum_j (y_j - r_theta(x_j))^2 / (2 noise^2) + ||theta||^2 / (2 prior^2), the Gaussian feedback likelihood
+  and a Gaussian prior (the official code instead injects gradient noise of 1e-5 into the surrogate's training).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch
 from torch import nn
 
 __all__ = ["RewardMLP", "SurrogateConfig", "fit_reward", "bootstrap_indices", "Ensemble", "fit_ensemble",
-           "covariance", "UCB", "seeded"]
+           "covariance", "UCB", "seeded", "LangevinConfig", "sgld"]
 
 Covariance = Literal["paper", "official"]
 
@@ -167,3 +172,30 @@ class UCB(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:      # (n, d) -> (n,)
         return self.reward(x) + self.bonus(x)
+
+
+class LangevinConfig(NamedTuple):
+    """The Langevin chain of a Thompson draw (module docstring)."""
+
+    steps: int             # SGLD steps from the fitted weights (the draw is the last iterate)
+    step: float            # eps: the step size, and the variance of the injected noise
+    noise: float           # std of the feedback noise in the likelihood (the loop's known noise)
+    prior: float           # std of the Gaussian prior over every weight
+
+
+def sgld(model: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg: LangevinConfig,
+         gen: torch.Generator) -> nn.Module:
+    """A copy of ``model`` moved by ``cfg.steps`` full-batch Langevin steps on U (module docstring) over (x, y)
+    (n, d), (n,): theta <- theta - (eps / 2) grad U + sqrt(eps) z, z ~ N(0, I) from ``gen``. Its stationary
+    law is the posterior p(theta | x, y) propto exp(-U) (in the limit of small eps). Frozen on return."""
+    chain = copy.deepcopy(model).requires_grad_(True)
+    params = list(chain.parameters())
+    root = cfg.step ** 0.5
+    for _ in range(cfg.steps):
+        u = ((y - chain(x)) ** 2).sum() / (2 * cfg.noise ** 2) \
+            + sum((p ** 2).sum() for p in params) / (2 * cfg.prior ** 2)        # U(theta)
+        grads = torch.autograd.grad(u, params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p.add_(-0.5 * cfg.step * g + root * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    return chain.requires_grad_(False).eval()
