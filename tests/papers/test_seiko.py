@@ -18,7 +18,7 @@ from icml24.papers.seiko import config as cf
 from icml24.papers.seiko.domain import NEAR, Circle, rotation
 from icml24.papers.seiko.experiment import circle, domain_of, loop_config
 from icml24.papers.seiko.finetune import FinetuneConfig, Guided, Sampler, finetune, kl_objective, path_kl, tilt
-from icml24.papers.seiko.loop import online, regret
+from icml24.papers.seiko.loop import SHOWN, online, regret
 from icml24.papers.seiko.surrogate import (
     UCB,
     Ensemble,
@@ -202,8 +202,9 @@ def test_the_loop_runs_every_method_and_logs_each_round():
         at_once = method in ("nonadaptive", "guidance")
         rounds = 1 if at_once else len(cfg.budgets)
         assert out.log.queries == ([sum(cfg.budgets)] if at_once else [8, 16])
-        assert len(out.log.regret) == len(out.log.model_valid) == rounds
+        assert len(out.log.regret) == len(out.log.model_valid) == len(out.log.samples) == rounds
         assert out.samples.shape == (cfg.eval_samples, cfg.dim)
+        assert torch.equal(out.log.samples[-1], out.samples[:SHOWN])      # the last round's are the final model's
         assert all(0 <= v <= 1 for v in out.log.query_near)
 
 

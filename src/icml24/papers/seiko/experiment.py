@@ -143,6 +143,7 @@ def _method_stage(config: Config, seed: int, method: str, state: dict[str, torch
               f"model_valid_{method}": log.model_valid,
               f"model_near_{method}": log.model_near,
               f"final_angle_{method}": c.angle(xs[:200]).tolist(),
+              f"round_angle_{method}": torch.cat([c.angle(x) for x in log.samples]).tolist(),
               f"final_distance_{method}": c.distance(xs[:200]).tolist()}
     for kind in ("paper", "official"):
         if log.width_near[kind]:
@@ -224,4 +225,28 @@ def figures(result: RunResult) -> dict:
             ax.legend(fontsize=7)
         fig2.tight_layout()
         out["mechanism"] = fig2
+        out["samples_by_round"] = _samples_by_round(result, [m for m in loops if m != "nokl"])
     return out
+
+
+def _samples_by_round(result: RunResult, methods: list[str]):
+    """Angle histograms of each method's samples after each round (pooled over seeds; the pretrained model's in
+    grey): where the model's mass moves, round by round (the optimum at +-pi, the decoy at 0)."""
+    import matplotlib.pyplot as plt
+
+    rounds = result.curve(f"query_near_{methods[0]}").shape[1]
+    fig, axes = plt.subplots(len(methods), rounds, figsize=(3.2 * rounds, 2.0 * len(methods)), squeeze=False,
+                             sharex=True)
+    bins = np.linspace(-math.pi, math.pi, 37)
+    pre = result.curve("pretrained_angle").ravel()
+    for row, m in zip(axes, methods):
+        angles = result.curve(f"round_angle_{m}").reshape(len(result.seeds), rounds, -1)   # (seeds, rounds, SHOWN)
+        for r, ax in enumerate(row):
+            ax.hist(pre, bins=bins, density=True, color="0.8")
+            ax.hist(angles[:, r].ravel(), bins=bins, density=True, histtype="step", lw=1.5)
+            ax.set_yticks([])
+            ax.set_title(f"{m}, after round {r + 1}", fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("angle theta (optimum at +-pi)")
+    fig.tight_layout()
+    return fig

@@ -37,7 +37,10 @@ from icml24.papers.seiko.surrogate import (
     sgld,
 )
 
-__all__ = ["Domain", "LoopConfig", "RoundLog", "LoopResult", "online", "regret"]
+__all__ = ["Domain", "LoopConfig", "RoundLog", "LoopResult", "online", "regret", "SHOWN"]
+
+SHOWN = 200
+"""Samples of the model after each round kept in the log (the first of its evaluation samples; for figures)."""
 
 
 class Domain(NamedTuple):
@@ -87,6 +90,7 @@ class RoundLog:
     model_reward: list[float] = field(default_factory=list)   # true reward of the model after the round
     model_valid: list[float] = field(default_factory=list)
     model_near: list[float] = field(default_factory=list)
+    samples: list[torch.Tensor] = field(default_factory=list)  # (SHOWN, d) of the model's samples after the round
 
 
 class LoopResult(NamedTuple):
@@ -160,4 +164,5 @@ def online(pretrained: EpsMLP, sampler: Sampler, domain: Domain, cfg: LoopConfig
         log.model_reward.append(float(domain.reward(xs).mean()))
         log.model_valid.append(float(domain.valid(xs).float().mean()))
         log.model_near.append(float(domain.near(xs).float().mean()))
+        log.samples.append(xs[:SHOWN])
     return LoopResult(model, xs, log)
