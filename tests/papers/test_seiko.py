@@ -233,10 +233,11 @@ def test_a_bad_config_prints_one_line_exits_2_and_writes_nothing(tmp_path):
 
 def test_langevin_draws_follow_the_closed_form_posterior_of_a_linear_model():
     # y = w x + N(0, s^2), prior w ~ N(0, p^2): posterior N(m, v), v = 1 / (sum x^2 / s^2 + 1 / p^2), m = v sum x y / s^2
+    # p = 0.2 makes the prior's precision (25) comparable to the likelihood's (about 82), so a wrong prior term shows
     gen = torch.Generator().manual_seed(0)
     x = torch.linspace(-1, 1, 20)[:, None]
     y = 0.7 * x[:, 0] + 0.3 * torch.randn(20, generator=gen)
-    s, p = 0.3, 1.0
+    s, p = 0.3, 0.2
     v = 1.0 / (float((x ** 2).sum()) / s ** 2 + 1 / p ** 2)
     m = v * float((x[:, 0] * y).sum()) / s ** 2
 
@@ -248,29 +249,37 @@ def test_langevin_draws_follow_the_closed_form_posterior_of_a_linear_model():
         def forward(self, z):
             return self.w * z[:, 0]
 
-    cfg = LangevinConfig(steps=300, step=1e-3, noise=s, prior=p)    # relaxes by e^-12 from w = 0; variance bias ~2%
-    draws = torch.tensor([float(sgld(Line(), x, y, cfg, gen).w) for _ in range(300)])
+    cfg = LangevinConfig(steps=300, step=1e-3, noise=s, prior=p)    # relaxes by e^-16 from w = 0; variance bias ~3%
+    start = Line()
+    with torch.no_grad():                                            # the loop calls it from inside no_grad code too
+        draws = torch.tensor([float(sgld(start, x, y, cfg, gen).w) for _ in range(300)])
     assert abs(float(draws.mean()) - m) < 4 * math.sqrt(v / 300)           # the mean within 4 standard errors
     assert 0.8 < float(draws.var()) / v < 1.25                           # the variance within sampling error and bias
-    frozen = sgld(Line(), x, y, cfg, gen)
-    assert not any(q.requires_grad for q in frozen.parameters())
+    assert float(start.w.detach()) == 0.0 and start.w.requires_grad      # the fitted model is left as it is
+    assert not any(q.requires_grad for q in sgld(start, x, y, cfg, gen).parameters())
+    with pytest.raises(FloatingPointError, match="ts_step"):
+        sgld(start, x, y, cfg._replace(step=10.0), gen)                 # far past the stable step: diverges
 
 
 def test_guidance_by_hand_and_none_at_scale_zero():
     sch = linear_schedule(100)
     a = torch.tensor([1.0, -2.0, 0.5])
 
-    class Zero(torch.nn.Module):                # eps = 0: xhat_0 = x_t / sqrt(abar_t)
-        time_dim = 0
+    class Linear(torch.nn.Module):              # eps = k x_t: xhat_0 = (1 - sqrt(1 - abar) k) x_t / sqrt(abar)
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
 
         def forward(self, z, t):
-            return torch.zeros_like(z)
+            return self.k * z
 
-    g = Guided(Zero(), lambda z: z @ a, sch, 2.0)          # r(x) = a . x, grad_{x_t} r(xhat_0) = a / sqrt(abar_t)
     t = torch.tensor([10, 60])
     ab = sch.alpha_bar[t].float()[:, None]
-    want = -2.0 * torch.sqrt(1 - ab) * a / torch.sqrt(ab)
-    assert torch.allclose(g(torch.randn(2, 3), t), want, atol=1e-6)
+    x = torch.randn(2, 3)
+    for k in (0.0, 0.7):                        # r(x) = a . x: grad_{x_t} r(xhat_0) = a (1 - sqrt(1 - abar) k) / sqrt(abar)
+        g = Guided(Linear(k), lambda z: z @ a, sch, 2.0)
+        want = k * x - 2.0 * torch.sqrt(1 - ab) * a * (1 - torch.sqrt(1 - ab) * k) / torch.sqrt(ab)
+        assert torch.allclose(g(x, t), want, atol=1e-5)
     base = EpsMLP(3, 8, 1, 4)
     x = torch.randn(5, 3)
     tt = torch.full((5,), 40)
@@ -280,3 +289,19 @@ def test_guidance_by_hand_and_none_at_scale_zero():
     pulled = sampler.sample(Guided(base, lambda z: z @ a, sch, 5.0), 400, torch.Generator().manual_seed(1)) @ a
     plain = sampler.sample(base, 400, torch.Generator().manual_seed(1)) @ a
     assert float(pulled.mean()) > float(plain.mean()) + 0.5                # guidance raises the reward
+    assert all(q.grad is None for q in base.parameters())                   # no gradient reaches the model
+
+
+def test_the_figures_of_a_smoke_run():
+    import dataclasses
+
+    import matplotlib.pyplot as plt
+
+    from icml24.core.results import RunResult
+    from icml24.papers.seiko.experiment import figures, run
+
+    for methods in (cf.METHODS, ("nokl", "guidance")):           # every method; no method with rounds to show
+        cfg = dataclasses.replace(cf.SMOKE, methods=methods)
+        figs = figures(RunResult("seiko", "smoke", {}, "", [run(cfg, seed) for seed in (0, 1)]))
+        assert ("samples_by_round" in figs) == ("ucb" in methods)
+        plt.close("all")

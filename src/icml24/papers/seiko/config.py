@@ -66,8 +66,9 @@ class Config:
     bonus_clip: float = knob(10.0, "clip C of the UCB bonus (official: 10)", gt=0)
     heads: int = knob(4, "bootstrap heads (official: 4)", ge=2, le=64)
     ts_steps: int = knob(2000, "thompson: Langevin steps of the posterior draw from the fitted surrogate", ge=1)
-    ts_step: float = knob(1e-5, "thompson: Langevin step size eps (also the injected noise's variance; official: "
-                                "gradient noise 1e-5)", gt=0, le=1)
+    ts_step: float = knob(1e-5, "thompson: Langevin step size eps (also the injected noise's variance; the "
+                                "official code instead adds noise of std 1e-5 sqrt(lr / batch) to the training "
+                                "gradients)", gt=0, le=1)
     ts_prior: float = knob(1.0, "thompson: std of the Gaussian prior over every surrogate weight", gt=0)
     guidance_scale: float = knob(10.0, "guidance: scale w of the surrogate's gradient in the guided noise "
                                        "prediction (pilot: the largest of 1, 3, 10, 30, 100 that stays valid)", ge=0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import math
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import torch
@@ -31,8 +31,11 @@ from icml24.core.results import RunResult, SeedResult
 from icml24.papers.seiko.config import FULL, METHODS, QUICK, SEEDS, SMOKE, Config, validate
 from icml24.papers.seiko.domain import Circle, rotation
 from icml24.papers.seiko.finetune import FinetuneConfig, Sampler, path_kl
-from icml24.papers.seiko.loop import Domain, LoopConfig, online
+from icml24.papers.seiko.loop import SHOWN, Domain, LoopConfig, online
 from icml24.papers.seiko.surrogate import Covariance, LangevinConfig, SurrogateConfig, seeded
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figures", "circle", "domain_of", "pretrain",
            "PRETRAIN_FIELDS", "pretrained_state", "sampler_of", "loop_config"]
@@ -142,9 +145,9 @@ def _method_stage(config: Config, seed: int, method: str, state: dict[str, torch
               f"model_reward_{method}": log.model_reward,
               f"model_valid_{method}": log.model_valid,
               f"model_near_{method}": log.model_near,
-              f"final_angle_{method}": c.angle(xs[:200]).tolist(),
+              f"final_angle_{method}": c.angle(xs[:SHOWN]).tolist(),
               f"round_angle_{method}": torch.cat([c.angle(x) for x in log.samples]).tolist(),
-              f"final_distance_{method}": c.distance(xs[:200]).tolist()}
+              f"final_distance_{method}": c.distance(xs[:SHOWN]).tolist()}
     for kind in ("paper", "official"):
         if log.width_near[kind]:
             curves[f"width_near_{kind}_{method}"] = log.width_near[kind]
@@ -225,11 +228,13 @@ def figures(result: RunResult) -> dict:
             ax.legend(fontsize=7)
         fig2.tight_layout()
         out["mechanism"] = fig2
-        out["samples_by_round"] = _samples_by_round(result, [m for m in loops if m != "nokl"])
+        shown = [m for m in loops if m != "nokl"]            # no-KL's samples are off the circle
+        if shown:
+            out["samples_by_round"] = _samples_by_round(result, shown)
     return out
 
 
-def _samples_by_round(result: RunResult, methods: list[str]):
+def _samples_by_round(result: RunResult, methods: list[str]) -> "Figure":
     """Angle histograms of each method's samples after each round (pooled over seeds; the pretrained model's in
     grey): where the model's mass moves, round by round (the optimum at +-pi, the decoy at 0)."""
     import matplotlib.pyplot as plt

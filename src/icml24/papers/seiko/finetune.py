@@ -35,12 +35,13 @@ __all__ = ["Sampler", "FinetuneConfig", "Finetuned", "finetune", "tilt", "kl_obj
 
 
 class Guided(torch.nn.Module):
-    """The eps-model of the pretrained sampler guided by a reward (module docstring); no trainable weights."""
+    """The eps-model of the pretrained sampler guided by a reward (module docstring); no trainable weights (its
+    gradient is taken with respect to x_t only, never the weights of ``base`` or ``reward``)."""
 
     def __init__(self, base: EpsMLP, reward: Callable[[torch.Tensor], torch.Tensor], schedule: Schedule,
                  scale: float):
         super().__init__()
-        self.base = base.requires_grad_(False)
+        self.base = base
         self.reward, self.scale = reward, scale
         self.alpha_bar: torch.Tensor
         self.register_buffer("alpha_bar", schedule.alpha_bar.clone())

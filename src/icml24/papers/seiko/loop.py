@@ -5,8 +5,8 @@ For rounds i = 1 ... K with fresh budgets B_i:
 1. draw B_i samples of the current model p^{(i-1)} and query noisy feedback y = r(x) + N(0, noise^2);
 2. D_i = D_{i-1} + the new pairs;
 3. fit the surrogate r_hat_i on D_i (a bootstrap ensemble for ``bootstrap``);
-4. the optimistic objective: r_hat + g (``ucb``), the maximum over heads (``bootstrap``), one posterior draw of
-   r by Langevin dynamics from r_hat (``thompson``), r_hat (``greedy``);
+4. the optimistic objective: r_hat + g (``ucb``), the maximum over heads (``bootstrap``), r_hat moved toward a
+   posterior draw by Langevin dynamics (``thompson``, surrogate.sgld), r_hat (``greedy``);
 5. fine-tune p^{(i)} from p^{(i-1)} to maximise E[objective] - beta KL(p || p^{(i-1)}) (finetune.py).
 
 ``nonadaptive`` spends sum_i B_i queries at once on the pretrained model, fits r_hat once and fine-tunes once
@@ -138,7 +138,7 @@ def online(pretrained: EpsMLP, sampler: Sampler, domain: Domain, cfg: LoopConfig
             ens: Ensemble = fit_ensemble(Xf, Yf, cfg.surrogate, cfg.heads, seed_of(f"surrogate-{i}"), rng, gen)
             point: torch.nn.Module = ens.heads[0]                                            # widths of head 0
             objective: torch.nn.Module = ens                                                # max over heads
-            estimate = ens.mean
+            estimate: Callable[[torch.Tensor], torch.Tensor] = ens.mean
         else:
             r_hat: RewardMLP = fit_reward(Xf, Yf, cfg.surrogate, seed_of(f"surrogate-{i}"), gen)
             point, estimate = r_hat, r_hat
@@ -156,7 +156,7 @@ def online(pretrained: EpsMLP, sampler: Sampler, domain: Domain, cfg: LoopConfig
                     log.width_near[kind].append(float(u.width(domain.probe).mean()))
                     log.width_data[kind].append(float(u.width(X).mean()))
         if cfg.method == "guidance":
-            model = Guided(pretrained, r_hat, sampler.schedule, cfg.guidance)     # p_pre guided by r_hat
+            model = Guided(pretrained, objective, sampler.schedule, cfg.guidance)  # p_pre guided by r_hat
         else:
             assert isinstance(model, EpsMLP)
             model = finetune(model, objective, sampler, ft, gen).model             # p^{(i)}

@@ -179,7 +179,7 @@ class LangevinConfig(NamedTuple):
 
     steps: int             # SGLD steps from the fitted weights (the draw is the last iterate)
     step: float            # eps: the step size, and the variance of the injected noise
-    noise: float           # std of the feedback noise in the likelihood (the loop's known noise)
+    noise: float           # std of the feedback noise in the likelihood (the loop's known noise, LoopConfig.noise)
     prior: float           # std of the Gaussian prior over every weight
 
 
@@ -187,15 +187,22 @@ def sgld(model: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg: LangevinConfig
          gen: torch.Generator) -> nn.Module:
     """A copy of ``model`` moved by ``cfg.steps`` full-batch Langevin steps on U (module docstring) over (x, y)
     (n, d), (n,): theta <- theta - (eps / 2) grad U + sqrt(eps) z, z ~ N(0, I) from ``gen``. Its stationary
-    law is the posterior p(theta | x, y) propto exp(-U) (in the limit of small eps). Frozen on return."""
+    law is the posterior p(theta | x, y) propto exp(-U) (in the limit of small eps); a chain of total time
+    steps * eps shorter than the posterior's relaxation time (about 2 prior^2 along the directions the data
+    leave to the prior) is a perturbation of the starting weights, not a draw from it. Frozen on return;
+    ``model`` is left as it is. Raises FloatingPointError (a diverged seed) if the chain leaves the floats."""
     chain = copy.deepcopy(model).requires_grad_(True)
     params = list(chain.parameters())
     root = cfg.step ** 0.5
-    for _ in range(cfg.steps):
-        u = ((y - chain(x)) ** 2).sum() / (2 * cfg.noise ** 2) \
-            + sum((p ** 2).sum() for p in params) / (2 * cfg.prior ** 2)        # U(theta)
-        grads = torch.autograd.grad(u, params)
-        with torch.no_grad():
-            for p, g in zip(params, grads):
-                p.add_(-0.5 * cfg.step * g + root * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    with torch.enable_grad():
+        for _ in range(cfg.steps):
+            u = ((y - chain(x)) ** 2).sum() / (2 * cfg.noise ** 2) \
+                + sum((p ** 2).sum() for p in params) / (2 * cfg.prior ** 2)        # U(theta)
+            grads = torch.autograd.grad(u, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p.add_(-0.5 * cfg.step * g + root * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    if not all(bool(torch.isfinite(p).all()) for p in params):
+        raise FloatingPointError(f"the Langevin chain diverged (step {cfg.step:g}, noise {cfg.noise:g}): the stable "
+                                 "step shrinks like noise^2 / n; lower ts_step")
     return chain.requires_grad_(False).eval()
