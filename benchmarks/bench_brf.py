@@ -8,6 +8,12 @@ official code's structure).
 
     python benchmarks/bench_brf.py                      # the paper's S-MNIST size: T=784, B=256, H=256
     python benchmarks/bench_brf.py --steps 64 --batch 64 --hidden 64   # the QUICK digits size
+    python benchmarks/bench_brf.py --drive 100          # the drive of earlier rounds: almost no spikes (7e-6)
+
+The fused layer's recurrent product and weight gradient are event-driven (cost proportional to the spike
+rate), so the drive is scaled to make the untrained network fire at about the rate of a trained BRF network
+(0.05-0.09 in the QUICK runs: README); the rate is printed. Spikes are compared with the reference's as the
+share that agree (the sums run in another order, so a spike at the threshold can flip in float32).
 """
 
 from __future__ import annotations
@@ -36,21 +42,25 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--drive", type=float, default=2000.0, help="input scale: x = drive * U[0, 1]")
     args = ap.parse_args()
     pin_threads(args.threads)
     g = torch.Generator().manual_seed(0)
     net = RSNN(1, args.hidden, 10, "brf", generator=g)
-    x = 100 * torch.rand(args.steps, args.batch, 1, generator=g)  # pixel-like drive, as in the digits task
+    x = args.drive * torch.rand(args.steps, args.batch, 1, generator=g)  # (T, B, 1) pixel-like drive
     y = torch.randint(0, 10, (args.batch,), generator=g)
-    with torch.no_grad():  # same numbers from both paths
-        assert torch.equal(net(x).spikes, reference_forward(net, x).spikes)
+    with torch.no_grad():  # the same spikes from both paths, up to threshold ties
+        spikes = net(x).spikes
+        agree = float((spikes == reference_forward(net, x).spikes).float().mean())
+    rate = float(spikes.mean())
+    assert agree > 0.999, f"fused and reference spikes agree on only {agree:.4f}"
     fast = time_step(net, net, x, y, args.repeats)
     ref = time_step(net, lambda x: reference_forward(net, x), x, y, args.repeats)
-    print(f"BRF-RSNN train step T={args.steps} B={args.batch} H={args.hidden} threads={args.threads}: "
-          f"per-step reference {ref:.3f} s, fused {fast:.3f} s, speed-up {ref / fast:.2f}x "
-          f"(median of {args.repeats})")
-    ratio_row(f"BRF-RSNN train step T={args.steps} B={args.batch} H={args.hidden}",
-              "per-step reference (= official network)", fast, ref, "spikes identical")
+    print(f"BRF-RSNN train step T={args.steps} B={args.batch} H={args.hidden} threads={args.threads}, spike rate "
+          f"{rate:.3f}: per-step reference {ref:.3f} s, fused {fast:.3f} s, speed-up {ref / fast:.2f}x "
+          f"(median of {args.repeats}; spikes agree on {agree:.6f})")
+    ratio_row(f"BRF-RSNN train step T={args.steps} B={args.batch} H={args.hidden} rate {rate:.3f}",
+              "per-step reference (= official network)", fast, ref, f"spikes agree {agree:.6f}")
 
 
 if __name__ == "__main__":

@@ -356,13 +356,15 @@ def test_run_with_an_ecg_path_produces_the_ecg_metrics(tmp_path):
 
 @pytest.mark.slow
 def test_quick_seed_orders_brf_above_alif():
-    """One QUICK seed (about a minute): BRF beats ALIF on S-digits with fewer spikes; nothing diverges."""
+    """One QUICK seed (about a minute): BRF beats ALIF on S-digits with fewer spikes; nothing but the vanilla RF
+    diverges (its divergence on the permuted task is the paper's point, and the published seeds show it)."""
     from icml24.papers.brf.experiment import QUICK, run
 
     m = run(QUICK, 0).metrics
     assert m["s_brf_acc"] > m["s_alif_acc"] + 0.05
     assert m["s_brf_rate"] < m["s_alif_rate"]
-    assert not any(m[f"{k}_diverged"] for k in ("s_brf", "s_alif", "ps_brf", "ps_rf", "sd_brf", "sd_alif"))
+    assert not any(m[f"{k}_diverged"] for k in ("s_brf", "s_alif", "ps_brf", "sd_brf", "sd_alif"))
+    assert m["ps_rf_diverged"] == 1.0
 
 
 def test_frequency_sequences_carry_the_class_frequency():

@@ -3,7 +3,11 @@ of :mod:`.model` (``_ResonatorBPTT``, ``_ALIFBPTT``), one compiled loop over tim
 small torch kernels per step, with the recurrent products z_{t-1} W and the adjoint products by BLAS.
 
 At the paper's sizes on a CPU the torch loops are bound by per-kernel overhead (the ECG net is 16 x 36 per
-step; 1,300 steps); here each step costs one BLAS call plus one pass over (B, H). The arrays are numpy views
+step; 1,300 steps); here each step costs one pass over (B, H) plus the products. The spikes are 0 or 1, so the
+BRF layer's recurrent product z_{t-1} W is the sum of the rows of W of the neurons that spiked (event-driven,
+as spiking hardware computes it; cost proportional to the spike rate, a trained BRF network's 0.01-0.08), and
+so is its weight gradient sum_t z_{t-1}^T dI_t; the adjoint product dI_t W^T is dense (BLAS). The sums run in
+ascending neuron order, where BLAS blocks them: the same values up to the last bits of float32. The arrays are numpy views
 of the layer's CPU tensors (float32 or float64, C-contiguous); the caller allocates every output. Equations
 as in :mod:`.model`: Eq. 3 (Euler step of the RF oscillator), Eq. 4 / 7 (spike with refractory threshold),
 Eq. 8 (smooth reset b_t = b_rest - q_{t-1}). The forward kernels store the spike's argument x_t; the caller
@@ -26,11 +30,13 @@ def resonator_forward(drive, w_rec, a_rest, dt_omega, dt, theta, refractory, dec
     u = np.zeros((B, H), drive.dtype)
     v = np.zeros((B, H), drive.dtype)
     q = np.zeros((B, H), drive.dtype)
-    z = np.zeros((B, H), drive.dtype)
     rec = np.empty((B, H), drive.dtype)
+    fired = np.empty((B, H), np.int64)                              # per row b: the neurons with z_{t-1} = 1
+    n_fired = np.zeros(B, np.int64)
     for t in range(T):
-        np.dot(z, w_rec, rec)                                       # z_{t-1} W (B, H)
         for b in range(B):
+            _spike_rows(w_rec, fired[b], n_fired[b], rec[b])         # z_{t-1} W (B, H), event-driven
+            n = 0
             for h in range(H):
                 current = drive[t, b, h] + rec[b, h]                # I_t
                 a = a_rest[h] - dt * q[b, h] if refractory else a_rest[h]   # 1 + dt (b_rest - q_{t-1}), Eq. 8
@@ -39,7 +45,9 @@ def resonator_forward(drive, w_rec, a_rest, dt_omega, dt, theta, refractory, dec
                 u[b, h] = u_new
                 x = u_new - q[b, h] - theta if refractory else u_new - theta   # Eq. 7 / Eq. 4
                 spike = 1.0 if x > 0 else 0.0
-                z[b, h] = spike
+                if x > 0:
+                    fired[b, n] = h
+                    n += 1
                 if refractory:
                     q[b, h] = decay * q[b, h] + spike               # q_t = 0.9 q_{t-1} + z_t
                 U[t, b, h] = u_new
@@ -47,14 +55,26 @@ def resonator_forward(drive, w_rec, a_rest, dt_omega, dt, theta, refractory, dec
                 Z[t, b, h] = spike
                 X[t, b, h] = x
                 A[t, b, h] = a
+            n_fired[b] = n
+
+
+@numba.njit(cache=True, inline="always")
+def _spike_rows(w, rows, n, out):
+    """out = sum of the first ``n`` rows ``rows`` of w (H, H): z W for a 0/1 row z whose ones are at ``rows``."""
+    out[:] = 0.0
+    for i in range(n):
+        j = rows[i]
+        for k in range(w.shape[1]):
+            out[k] += w[j, k]
 
 
 @numba.njit(cache=True)
-def resonator_backward(grad_z, dt_w_rec_t, dt_omega, dt, refractory, decay, U, V, S, A, dU, g_b, g_omega):
+def resonator_backward(grad_z, dt_w_rec_t, dt_omega, dt, refractory, decay, U, V, Z, S, A, dU, g_b, g_omega, g_w):
     """Adjoint recursion of :func:`resonator_forward` in reverse time: fills dU (T, B, H), the total dL/du_t,
     from grad_z = dL/dz_t (T, B, H) and dt_w_rec_t = dt w_rec^T (H, H), and accumulates into g_b, g_omega (H,)
     sum_{t >= 1, b} (du_t u_{t-1} + dv_t v_{t-1}) and (dv_t u_{t-1} - du_t v_{t-1}) (times dt: dL/db_rest,
-    dL/domega), so that no (T, B, H) product is formed outside."""
+    dL/domega) and into g_w (H, H) sum_{t >= 1} z_{t-1}^T du_t (times dt: dL/dw_rec, from the spikes Z), so that
+    no (T, B, H) product is formed outside."""
     T, B, H = grad_z.shape
     au = np.zeros((B, H), grad_z.dtype)                             # dL/du_t, dL/dv_t, dL/dq_t from the future
     av = np.zeros((B, H), grad_z.dtype)
@@ -78,6 +98,11 @@ def resonator_backward(grad_z, dt_w_rec_t, dt_omega, dt, refractory, decay, U, V
                 a = A[t, b, h]
                 au[b, h] = du * a + dv * dt_omega[h]
                 av[b, h] = dv * a - du * dt_omega[h]
+            if t > 0:                                               # g_w[j] += du_t[b] where z_{t-1}[b, j] = 1
+                for j in range(H):
+                    if Z[t - 1, b, j] != 0:
+                        for k in range(H):
+                            g_w[j, k] += dU[t, b, k]
         np.dot(dU[t], dt_w_rec_t, az)                               # I_t = drive_t + z_{t-1} w_rec
 
 

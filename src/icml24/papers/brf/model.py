@@ -321,11 +321,13 @@ class _ResonatorBPTT(torch.autograd.Function):
         T, B, H = Z.shape
         dU = torch.empty_like(Z)  # total dL/du_t
         dt_omega, dt_w_rec_t = dt * omega, dt * w_rec.t()
-        if compiled:  # dL/db_rest and dL/domega (over dt) accumulated inside, in float64
+        if compiled:  # dL/db_rest, dL/domega and dL/dw_rec (over dt) accumulated inside, in float64
             acc = np.zeros((2, H))
+            acc_w = np.zeros((H, H))
             kernels.resonator_backward(*_np(grad_z, dt_w_rec_t, dt_omega), dt, refractory, REFRACTORY_DECAY,
-                                       *_np(U, V, S, A, dU), acc[0], acc[1])
+                                       *_np(U, V, Z, S, A, dU), acc[0], acc[1], acc_w)
             g_b, g_omega = (torch.from_numpy(dt * v).to(grad_z.dtype) for v in acc)
+            g_w = torch.from_numpy(dt * acc_w).to(grad_z.dtype)  # sum_t z_{t-1}^T dI_t, from the spikes
         else:
             dV = torch.empty_like(Z)  # total dL/dv_t
             au = av = aq = az = grad_z.new_zeros(B, H)  # dL/du_t, dL/dv_t, dL/dq_t, dL/dz_t (via I_{t+1}) from the future
@@ -342,7 +344,7 @@ class _ResonatorBPTT(torch.autograd.Function):
                 az = du @ dt_w_rec_t  # I_t = drive_t + z_{t-1} w_rec
             g_b = dt * ((dU[1:] * U[:-1]).sum((0, 1)) + (dV[1:] * V[:-1]).sum((0, 1)))
             g_omega = dt * ((dV[1:] * U[:-1]).sum((0, 1)) - (dU[1:] * V[:-1]).sum((0, 1)))
-        g_w = dt * (Z[:-1].reshape(-1, H).t() @ dU[1:].reshape(-1, H))  # sum_t z_{t-1}^T dI_t
+            g_w = dt * (Z[:-1].reshape(-1, H).t() @ dU[1:].reshape(-1, H))  # sum_t z_{t-1}^T dI_t
         return dU.mul_(dt), g_w, g_b, g_omega, None, None, None, None, None
 
 
