@@ -12,8 +12,8 @@ official code's structure).
 
 The fused layer's recurrent product and weight gradient are event-driven (cost proportional to the spike
 rate), so the drive is scaled to make the untrained network fire at about the rate of a trained BRF network
-(0.05-0.09 in the QUICK runs: README); the rate is printed. Spikes are compared with the reference's as the
-share that agree (the sums run in another order, so a spike at the threshold can flip in float32).
+(0.03-0.14 over the QUICK tasks: README); the rate is printed. Spikes are compared with the reference's as the
+mismatches per reference spike (the sums run in another order, so a spike at the threshold can flip in float32).
 """
 
 from __future__ import annotations
@@ -51,16 +51,18 @@ def main() -> None:
     y = torch.randint(0, 10, (args.batch,), generator=g)
     with torch.no_grad():  # the same spikes from both paths, up to threshold ties
         spikes = net(x).spikes
-        agree = float((spikes == reference_forward(net, x).spikes).float().mean())
+        ref_spikes = reference_forward(net, x).spikes
     rate = float(spikes.mean())
-    assert agree > 0.999, f"fused and reference spikes agree on only {agree:.4f}"
+    flips = int((spikes != ref_spikes).sum())
+    per_spike = flips / max(1, int(ref_spikes.sum()))
+    assert per_spike < 1e-4, f"{flips} spikes differ from the reference's ({per_spike:.2e} per reference spike)"
     fast = time_step(net, net, x, y, args.repeats)
     ref = time_step(net, lambda x: reference_forward(net, x), x, y, args.repeats)
     print(f"BRF-RSNN train step T={args.steps} B={args.batch} H={args.hidden} threads={args.threads}, spike rate "
           f"{rate:.3f}: per-step reference {ref:.3f} s, fused {fast:.3f} s, speed-up {ref / fast:.2f}x "
-          f"(median of {args.repeats}; spikes agree on {agree:.6f})")
+          f"(median of {args.repeats}; {flips} spikes differ from the reference's, {per_spike:.1e} per spike)")
     ratio_row(f"BRF-RSNN train step T={args.steps} B={args.batch} H={args.hidden} rate {rate:.3f}",
-              "per-step reference (= official network)", fast, ref, f"spikes agree {agree:.6f}")
+              "per-step reference (= official network)", fast, ref, f"{flips} spikes differ")
 
 
 if __name__ == "__main__":

@@ -167,22 +167,25 @@ def test_fused_alif_bptt_gradcheck_smooth():
 
 
 @pytest.mark.parametrize("neuron", ["brf", "rf", "alif"])
-def test_numba_kernels_equal_the_torch_loops(neuron):
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_numba_kernels_equal_the_torch_loops(neuron, dtype):
     """The compiled CPU loops (kernels.py) run the recursion of the torch loops: the same spikes, gradients
-    equal to float64 round-off (the smooth gradcheck above covers the torch loop's adjoint)."""
+    equal to float64 round-off (the smooth gradcheck above covers the torch loop's adjoint); in float32, where
+    training runs, the same spikes and gradients to float32 round-off (the event-driven sums of the BRF kernels
+    run in another order than BLAS)."""
     g = torch.Generator().manual_seed(3)
     T, B, H = 120, 5, 9
-    x = torch.randn(T, B, H, generator=g, dtype=torch.float64)
-    w = 0.3 * torch.randn(H, H, generator=g, dtype=torch.float64)
+    x = torch.randn(T, B, H, generator=g, dtype=dtype)
+    w = 0.3 * torch.randn(H, H, generator=g, dtype=dtype)
     if neuron == "alif":
-        p1 = 0.6 + 0.35 * torch.rand(H, generator=g, dtype=torch.float64)
-        p2 = 0.9 + 0.09 * torch.rand(H, generator=g, dtype=torch.float64)
+        p1 = 0.6 + 0.35 * torch.rand(H, generator=g, dtype=dtype)
+        p2 = 0.9 + 0.09 * torch.rand(H, generator=g, dtype=dtype)
         layer = lambda d, w, a, r, kernel: alif_layer(d, w, a, r, kernel=kernel)
     else:
         x = 60 * x
-        p1, p2 = -torch.rand(H, generator=g, dtype=torch.float64), 10 + 40 * torch.rand(H, generator=g, dtype=torch.float64)
+        p1, p2 = -torch.rand(H, generator=g, dtype=dtype), 10 + 40 * torch.rand(H, generator=g, dtype=dtype)
         layer = lambda d, w, b, o, kernel: resonator_layer(d, w, b, o, refractory=neuron == "brf", kernel=kernel)
-    readout = torch.randn(H, generator=g, dtype=torch.float64)
+    readout = torch.randn(H, generator=g, dtype=dtype)
     results = []
     for kernel in ("torch", "numba"):
         args = [t.clone().requires_grad_() for t in (x, w, p1, p2)]
@@ -191,7 +194,8 @@ def test_numba_kernels_equal_the_torch_loops(neuron):
     (z_torch, g_torch), (z_numba, g_numba) = results
     assert 0.05 < float(z_torch.detach().mean()) < 0.7 and torch.equal(z_torch, z_numba)
     for a, b in zip(g_torch, g_numba):
-        assert torch.allclose(a, b, rtol=1e-9, atol=1e-12 * float(a.abs().max()))
+        rtol, atol = (1e-9, 1e-12) if dtype == torch.float64 else (1e-3, 1e-3)   # atol as a share of the largest
+        assert torch.allclose(a, b, rtol=rtol, atol=atol * float(a.abs().max()))
 
 
 def test_kernel_choice_is_checked():

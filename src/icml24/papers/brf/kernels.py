@@ -5,9 +5,10 @@ small torch kernels per step, with the recurrent products z_{t-1} W and the adjo
 At the paper's sizes on a CPU the torch loops are bound by per-kernel overhead (the ECG net is 16 x 36 per
 step; 1,300 steps); here each step costs one pass over (B, H) plus the products. The spikes are 0 or 1, so the
 BRF layer's recurrent product z_{t-1} W is the sum of the rows of W of the neurons that spiked (event-driven,
-as spiking hardware computes it; cost proportional to the spike rate, a trained BRF network's 0.01-0.08), and
-so is its weight gradient sum_t z_{t-1}^T dI_t; the adjoint product dI_t W^T is dense (BLAS). The sums run in
-ascending neuron order, where BLAS blocks them: the same values up to the last bits of float32. The arrays are numpy views
+as spiking hardware computes it; cost proportional to the spike rate, 0.03-0.14 in trained BRF networks), and
+so is its weight gradient sum_t z_{t-1}^T dI_t; the BRF adjoint product dI_t W^T and ALIF's products are
+dense (BLAS). The sums run in ascending neuron order, where BLAS blocks them: equal in float64 to round-off;
+in float32 a last-bit difference can flip a spike at the threshold, after which two runs part. The arrays are numpy views
 of the layer's CPU tensors (float32 or float64, C-contiguous); the caller allocates every output. Equations
 as in :mod:`.model`: Eq. 3 (Euler step of the RF oscillator), Eq. 4 / 7 (spike with refractory threshold),
 Eq. 8 (smooth reset b_t = b_rest - q_{t-1}). The forward kernels store the spike's argument x_t; the caller
@@ -30,22 +31,23 @@ def resonator_forward(drive, w_rec, a_rest, dt_omega, dt, theta, refractory, dec
     u = np.zeros((B, H), drive.dtype)
     v = np.zeros((B, H), drive.dtype)
     q = np.zeros((B, H), drive.dtype)
-    rec = np.empty((B, H), drive.dtype)
+    rec = np.empty(H, drive.dtype)
     fired = np.empty((B, H), np.int64)                              # per row b: the neurons with z_{t-1} = 1
     n_fired = np.zeros(B, np.int64)
     for t in range(T):
         for b in range(B):
-            _spike_rows(w_rec, fired[b], n_fired[b], rec[b])         # z_{t-1} W (B, H), event-driven
+            _spike_rows(w_rec, fired[b], n_fired[b], rec)            # (z_{t-1} W)[b] (H,), event-driven
             n = 0
             for h in range(H):
-                current = drive[t, b, h] + rec[b, h]                # I_t
+                current = drive[t, b, h] + rec[h]                   # I_t
                 a = a_rest[h] - dt * q[b, h] if refractory else a_rest[h]   # 1 + dt (b_rest - q_{t-1}), Eq. 8
                 u_new = current * dt + a * u[b, h] - dt_omega[h] * v[b, h]  # Eq. 3
                 v[b, h] = a * v[b, h] + dt_omega[h] * u[b, h]
                 u[b, h] = u_new
                 x = u_new - q[b, h] - theta if refractory else u_new - theta   # Eq. 7 / Eq. 4
-                spike = 1.0 if x > 0 else 0.0
+                spike = 0.0
                 if x > 0:
+                    spike = 1.0
                     fired[b, n] = h
                     n += 1
                 if refractory:
