@@ -3,7 +3,7 @@
 r(x) = max(ink_A(x), decoy * ink_B(x)): region A (the left edge, rows 2-5, columns 0-1) is inked by few digits,
 region B (the centre 4 x 4) by many, so a surrogate fitted on the pretrained model's samples sees mostly the decoy.
 Validity: a logistic-regression classifier (C = 100) gives max prob > 0.9 and a 16-component PCA reconstructs
-the digit within the 99th percentile of the real digits' error. Usage: pilot_digits_loop.py EPS_PT [decoy] [beta]
+the digit within the 99th percentile of the real digits' error. Usage: pilot_digits_loop.py EPS_PT [decoy] [beta] [clip]
 (EPS_PT from pilot_digits.py: an eps-MLP 3 x 256 on the digits in [-1, 1]).
 """
 import sys, time
@@ -22,6 +22,7 @@ torch.set_num_threads(1)
 path = sys.argv[1]
 decoy = float(sys.argv[2]) if len(sys.argv) > 2 else 0.7
 beta = float(sys.argv[3]) if len(sys.argv) > 3 else 0.7
+CLIP = float(sys.argv[4]) if len(sys.argv) > 4 else 3.0    # the clamp of xhat_0 (seiko: 3; the data: [-1, 1])
 d = load_digits(); X = d.data / 8.0 - 1.0
 clf = LogisticRegression(C=100, max_iter=3000).fit(X, d.target)
 pca = PCA(16).fit(X)
@@ -46,7 +47,7 @@ dom = Domain(reward, valid, near, probe, float(rv[vv].max()), float(rv[vv].min()
 print(f"real digits: reward median {float(rv.median()):.3f}, best valid {dom.best:.3f}, share with ink_A > decoy ink_B "
       f"{float((ink(Xt, At) > decoy * ink(Xt, Bt)).float().mean()):.3f}, near share {float(near(Xt).float().mean()):.3f}")
 model = EpsMLP(64, 256, 3, 32); model.load_state_dict(torch.load(path)); model.requires_grad_(False).eval()
-sampler = Sampler(linear_schedule(1000), ddim_timesteps(1000, 30, end=1), 1.0, 3.0)
+sampler = Sampler(linear_schedule(1000), ddim_timesteps(1000, 30, end=1), 1.0, CLIP)
 xs = sampler.sample(model, 1000, torch.Generator().manual_seed(0))
 print(f"pretrained: reward {float(reward(xs).mean()):.3f} valid {float(valid(xs).float().mean()):.3f} near {float(near(xs).float().mean()):.3f}")
 cfg = cf.Config(beta=beta)
