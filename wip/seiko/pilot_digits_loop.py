@@ -3,7 +3,7 @@
 r(x) = max(ink_A(x), decoy * ink_B(x)): region A (the left edge, rows 2-5, columns 0-1) is inked by few digits,
 region B (the centre 4 x 4) by many, so a surrogate fitted on the pretrained model's samples sees mostly the decoy.
 Validity: a logistic-regression classifier (C = 100) gives max prob > 0.9 and a 16-component PCA reconstructs
-the digit within the 99th percentile of the real digits' error. Usage: pilot_digits_loop.py EPS_PT [decoy] [beta] [clip]
+the digit within the 99th percentile of the real digits' error. Usage: pilot_digits_loop.py EPS_PT [decoy] [beta] [clip] [alpha]
 (EPS_PT from pilot_digits.py: an eps-MLP 3 x 256 on the digits in [-1, 1]).
 """
 import sys, time
@@ -50,9 +50,11 @@ model = EpsMLP(64, 256, 3, 32); model.load_state_dict(torch.load(path)); model.r
 sampler = Sampler(linear_schedule(1000), ddim_timesteps(1000, 30, end=1), 1.0, CLIP)
 xs = sampler.sample(model, 1000, torch.Generator().manual_seed(0))
 print(f"pretrained: reward {float(reward(xs).mean()):.3f} valid {float(valid(xs).float().mean()):.3f} near {float(near(xs).float().mean()):.3f}")
-cfg = cf.Config(beta=beta)
+METHODS = sys.argv[6].split(",") if len(sys.argv) > 6 else ["ucb", "greedy", "nonadaptive", "nokl"]
+ALPHA = float(sys.argv[5]) if len(sys.argv) > 5 else 3.0   # UCB bonus weight (the circle: 3)
+cfg = cf.Config(beta=beta, alpha=ALPHA)
 for seed in (100, 101):
-    for method in ("ucb", "greedy", "nonadaptive", "nokl"):
+    for method in METHODS:
         t0 = time.time()
         out = online(model, sampler, dom, loop_config(cfg, method), lambda name: seed * 1000 + hash(name) % 1000,
                      np.random.default_rng(seed), torch.Generator().manual_seed(seed))
