@@ -1,6 +1,6 @@
 """Compiled CPU kernels of the fused BRF / RF and ALIF layers (numba): the same recursions as the torch loops
 of :mod:`.model` (``_ResonatorBPTT``, ``_ALIFBPTT``), one compiled loop over time per pass instead of a dozen
-small torch kernels per step, with the recurrent products z_{t-1} W and the adjoint products by BLAS.
+small torch kernels per step.
 
 At the paper's sizes on a CPU the torch loops are bound by per-kernel overhead (the ECG net is 16 x 36 per
 step; 1,300 steps); here each step costs one pass over (B, H) plus the products. The spikes are 0 or 1, so the
@@ -8,8 +8,8 @@ BRF layer's recurrent product z_{t-1} W is the sum of the rows of W of the neuro
 as spiking hardware computes it; cost proportional to the spike rate, 0.03-0.14 in trained BRF networks), and
 so is its weight gradient sum_t z_{t-1}^T dI_t; the BRF adjoint product dI_t W^T and ALIF's products are
 dense (BLAS). The sums run in ascending neuron order, where BLAS blocks them: equal in float64 to round-off;
-in float32 a last-bit difference can flip a spike at the threshold, after which two runs part. The arrays are numpy views
-of the layer's CPU tensors (float32 or float64, C-contiguous); the caller allocates every output. Equations
+in float32 a last-bit difference can flip a spike at the threshold, after which two runs part. The arrays
+are numpy views of the layer's CPU tensors (float32 or float64, C-contiguous); the caller allocates every output. Equations
 as in :mod:`.model`: Eq. 3 (Euler step of the RF oscillator), Eq. 4 / 7 (spike with refractory threshold),
 Eq. 8 (smooth reset b_t = b_rest - q_{t-1}). The forward kernels store the spike's argument x_t; the caller
 turns it into the surrogate slope h(x_t) with one vectorised torch call (scalar exp here would be most of

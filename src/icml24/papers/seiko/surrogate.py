@@ -10,11 +10,12 @@
   in ``aesthetic_scorer.py``: it does not shrink with n).
 * Bootstrap (Sec. 4.2): H surrogates, each fitted on a resample of D_i with replacement; the optimistic
   value is the maximum over the heads (official "version 3").
-* Thompson sampling (the third oracle beside UCB and bootstrap): one draw of r from the posterior over the
-  surrogate's weights, by Langevin dynamics (SGLD, Welling & Teh 2011) from the fitted weights:
+* Thompson sampling (the third oracle beside UCB and bootstrap): the surrogate's weights moved from the fit
+  toward a draw from their posterior by Langevin dynamics (SGLD, Welling & Teh 2011):
   theta <- theta - (eps / 2) grad U(theta) + N(0, eps I),
   U = sum_j (y_j - r_theta(x_j))^2 / (2 noise^2) + ||theta||^2 / (2 prior^2), the Gaussian feedback likelihood
-  and a Gaussian prior (the official code instead injects gradient noise of 1e-5 into the surrogate's training).
+  and a Gaussian prior; a short chain is a perturbation of the fit (:func:`sgld`). The official code instead
+  adds noise of std 1e-5 sqrt(lr / batch) to the surrogate's training gradients.
 """
 
 from __future__ import annotations
