@@ -321,3 +321,40 @@ def test_regal_nocorr_is_a_method_of_its_own():
     from icml24.papers.rig.experiment import method_names
 
     assert method_names(cf.QUICK) == ["nocorr", "map", "vi", "regal1", "regal4", "regalnc4"]
+
+
+def test_first_chains_is_a_run_with_fewer_chains():
+    """The first k chains of a K-chain ReGAL run: their states unchanged, weights renormalised over their own log
+    weights (so K = 1 is chain 0 with weight 1), the full K the run itself."""
+    from icml24.papers.rig.inference import first_chains
+
+    *_, est = _tiny_regal(0.03, chains=4)
+    one, two, four = first_chains(est, 1), first_chains(est, 2), first_chains(est, 4)
+    assert torch.equal(one.x[:, 0], est.x[:, 0]) and torch.equal(one.weights, torch.ones(3, 1))
+    assert torch.allclose(two.weights, torch.softmax(est.scores[:, :2], 1))
+    assert torch.allclose(two.weights.sum(1), torch.ones(3))
+    assert torch.allclose(four.weights, est.weights) and torch.equal(four.x, est.x)
+    with pytest.raises(ValueError):
+        first_chains(est, 5)
+
+
+def test_methods_of_a_seed_start_from_the_same_prior_draws():
+    """MAP (R = 1) starts at the first of VI's (R = 2) initial means: with zero steps both return those draws,
+    and too few draws for the restarts are refused."""
+    from icml24.papers.rig.inference import InferConfig, map_fit, prior_inits, vi_fit
+    from icml24.papers.rig.priors import RealNVP
+
+    w = _world(size=4, samples=6, depth=2)
+    st = setup(w)
+    model = Model(st, Standardise(torch.zeros(12), torch.ones(12)), "none", 0.05)
+    flow = RealNVP(12, 2, 8).requires_grad_(False)
+    y = torch.rand(3, 16, 3)
+    inits = prior_inits(flow, 3, 2, torch.Generator().manual_seed(0))
+    assert inits.shape == (3, 2, 12)
+    ic = InferConfig(0, 0.05, 1, 1, 2, 0.3, 0.5, -4.0, 0.0)
+    est_map = map_fit(model, flow, y, ic, inits)
+    est_vi = vi_fit(model, flow, y, ic._replace(restarts=2), inits, torch.Generator().manual_seed(1))
+    assert torch.equal(est_map.x[:, 0], inits[:, 0])
+    assert all(any(torch.equal(est_vi.x[b, 0], inits[b, r]) for r in range(2)) for b in range(3))
+    with pytest.raises(ValueError):
+        map_fit(model, flow, y, ic._replace(restarts=3), inits)

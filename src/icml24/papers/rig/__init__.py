@@ -15,7 +15,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "model": ["Setup", "setup", "render", "log_likelihood", "depth_error", "psnr"],
     "priors": ["RealNVP", "Coupling", "Standardise", "train_flow", "train_ddpm"],
     "inference": ["Model", "InferConfig", "Estimate", "RegalConfig", "stl_elbo", "map_fit", "vi_fit", "regal",
-                  "importance_weights"],
+                  "prior_inits", "first_chains", "importance_weights"],
     "config": ["Config", "SMOKE", "QUICK", "FULL", "CORRUPTIONS", "METHODS"],
     "experiment": ["run", "figures", "world_of", "priors"],
     "claims": ["CLAIMS"],

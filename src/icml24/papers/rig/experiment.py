@@ -25,7 +25,17 @@ from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.results import RunResult, SeedResult
 from icml24.papers.rig.config import CORRUPTIONS, FULL, QUICK, SEEDS, SMOKE, Config, validate
-from icml24.papers.rig.inference import Estimate, InferConfig, Model, RegalConfig, map_fit, regal, vi_fit
+from icml24.papers.rig.inference import (
+    Estimate,
+    InferConfig,
+    Model,
+    RegalConfig,
+    first_chains,
+    map_fit,
+    prior_inits,
+    regal,
+    vi_fit,
+)
 from icml24.papers.rig.model import Setup, billboard, depth_error, psnr, render, setup
 from icml24.papers.rig.priors import PriorConfig, RealNVP, Standardise, train_ddpm, train_flow
 from icml24.papers.rig.render import Camera, GridShape
@@ -102,32 +112,38 @@ def _infer_config(config: Config, restarts: int) -> InferConfig:
                        config.init_std_c, config.c_init, config.logstd_max)
 
 
-def _estimate(config: Config, method: str, model: Model, pr: Priors, y: torch.Tensor,
-              gen: torch.Generator) -> Estimate:
-    if method == "map":
-        return map_fit(model, pr.flow, y, _infer_config(config, config.map_restarts), gen)
-    if method in ("vi", "nocorr"):
-        return vi_fit(model, pr.flow, y, _infer_config(config, config.restarts), gen)
-    K = int(method.removeprefix("regal").removeprefix("nc"))
+def _regal(config: Config, model: Model, pr: Priors, y: torch.Tensor, chains: int, gen: torch.Generator) -> Estimate:
+    """A ReGAL run with ``chains`` chains per scene."""
     step = config.langevin_step_fov if model.kind == "fov" else config.langevin_step
-    rc = RegalConfig(K, config.ddim_steps, config.eta, config.guidance, config.langevin_steps, step, config.clip_x0,
-                     config.c_init)
+    rc = RegalConfig(chains, config.ddim_steps, config.eta, config.guidance, config.langevin_steps, step,
+                     config.clip_x0, config.c_init)
     return regal(model, pr.eps_net, linear_schedule(config.ddpm_T), y, rc, gen)
+
+
+def _estimate(config: Config, method: str, model: Model, pr: Priors, y: torch.Tensor, inits: torch.Tensor,
+              gen: torch.Generator) -> Estimate:
+    """MAP, VI or the no-corruption VI from the seed's shared initial draws ``inits`` (:func:`prior_inits`), or a
+    ReGAL run with the chains of the method's name."""
+    if method == "map":
+        return map_fit(model, pr.flow, y, _infer_config(config, config.map_restarts), inits)
+    if method in ("vi", "nocorr"):
+        return vi_fit(model, pr.flow, y, _infer_config(config, config.restarts), inits, gen)
+    return _regal(config, model, pr, y, int(method.removeprefix("regal").removeprefix("nc")), gen)
 
 
 class _Truth:
     """The test scenes of one corruption: true latents, corruption, camera, clean renders, observed images."""
 
-    def __init__(self, st: Setup, config: Config, kind: str, seed: int):
-        rng = streams.rng(seed, "scenes", kind)
-        self.z = sample_clean(st.world, config.scenes, rng)
-        self.corr, self.fov = sample_corruption(st.world, "rain" if kind == "clean" else kind, config.scenes, rng)
+    def __init__(self, st: Setup, config: Config, kind: str, seed: int, scenes: int, stream: str):
+        rng = streams.rng(seed, "scenes", stream)
+        self.z = sample_clean(st.world, scenes, rng)
+        self.corr, self.fov = sample_corruption(st.world, "rain" if kind == "clean" else kind, scenes, rng)
         if kind == "clean":
             self.corr = None
         with torch.no_grad():
             self.clean = render(st, self.z, None, self.fov).render
             obs = render(st, self.z, self.corr, self.fov).render.rgb
-        noise = streams.torch_generator(seed, "noise", kind)
+        noise = streams.torch_generator(seed, "noise", stream)
         self.y = obs + config.obs_noise * torch.randn(obs.shape, generator=noise)
 
 
@@ -156,16 +172,25 @@ def _kind_of(corruption: str, method: str) -> str:
 
 def _corruption_stage(config: Config, seed: int, kind: str, pr: Priors) -> tuple[dict, dict]:
     st = setup(world_of(config))
-    truth = _Truth(st, config, kind, seed)
+    truth = _Truth(st, config, kind, seed, config.scenes, kind)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {"img_input_" + kind: truth.y[0].reshape(-1).tolist(),
                                       "img_true_" + kind: truth.clean.rgb[0].reshape(-1).tolist(),
                                       "depth_true_" + kind: truth.clean.depth[0].tolist()}
     per_scene: dict[str, list[float]] = {}
     methods = ["nocorr"] if kind == "clean" else method_names(config)
+    inits = prior_inits(pr.flow, config.scenes, max(config.restarts, config.map_restarts),
+                        streams.torch_generator(seed, "inits", kind))
+    K = max(config.regal_K)
+    chains: Estimate | None = None       # ReGAL's run with the most chains; every smaller K is its first chains
     for m in methods:
         model = Model(st, pr.standard, _kind_of(kind, m), config.lik_std)  # type: ignore[arg-type]
-        est = _estimate(config, m, model, pr, truth.y, streams.torch_generator(seed, "infer", kind, m))
+        if m.startswith("regal") and not m.startswith("regalnc"):
+            if chains is None:
+                chains = _regal(config, model, pr, truth.y, K, streams.torch_generator(seed, "infer", kind, f"regal{K}"))
+            est = first_chains(chains, int(m.removeprefix("regal")))
+        else:
+            est = _estimate(config, m, model, pr, truth.y, inits, streams.torch_generator(seed, "infer", kind, m))
         ev = _evaluate(st, model, est, truth)
         per_scene[m] = ev["depth"].tolist()
         metrics[f"depth_{m}_{kind}"] = float(ev["depth"].mean())
@@ -183,6 +208,24 @@ def _corruption_stage(config: Config, seed: int, kind: str, pr: Priors) -> tuple
     return metrics, curves
 
 
+def _chains_stage(config: Config, seed: int, pr: Priors) -> tuple[dict, dict]:
+    """Claim 3's own FOV scenes (``chain_scenes``, a stream of their own): one ReGAL run with the most chains, and
+    every K of ``regal_K`` as its first K chains (:func:`first_chains`); the log mean depth error per K."""
+    st = setup(world_of(config))
+    truth = _Truth(st, config, "fov", seed, config.chain_scenes, "fov_chains")
+    model = Model(st, pr.standard, "fov", config.lik_std)
+    K = max(config.regal_K)
+    gen = streams.torch_generator(seed, "infer", "fov_chains", f"regal{K}")
+    chains = _regal(config, model, pr, truth.y, K, gen)
+    metrics: dict[str, float] = {}
+    curves: dict[str, list[float]] = {}
+    for k in config.regal_K:
+        depth = _evaluate(st, model, first_chains(chains, k), truth)["depth"]
+        metrics[f"logdepth_regal{k}_fovchains"] = math.log(float(depth.mean()))
+        curves[f"scene_depth_regal{k}_fovchains"] = depth.tolist()
+    return metrics, curves
+
+
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
     """One seed: every corruption (and the clean control), every method (module docstring)."""
     ctx = ctx or RunContext.local()
@@ -193,6 +236,10 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
         kinds = list(config.corruptions) + (["clean"] if config.clean_control else [])
         for kind in kinds:
             ms, cv = ctx.stage(f"corruption_{kind}", _corruption_stage, config, seed, kind, pr)
+            metrics.update(ms)
+            curves.update(cv)
+        if config.chain_scenes and "fov" in config.corruptions and "regal" in config.methods:
+            ms, cv = ctx.stage("chains_fov", _chains_stage, config, seed, pr)
             metrics.update(ms)
             curves.update(cv)
         grid = [k for k in ("rain", "fog") if k in config.corruptions]

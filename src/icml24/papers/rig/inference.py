@@ -125,17 +125,29 @@ def _best(scores: torch.Tensor, *values: torch.Tensor) -> list[torch.Tensor]:
     return [v[torch.arange(v.shape[0]), idx][:, None] for v in values]
 
 
-def _init_x(flow: RealNVP, n: int, gen: torch.Generator) -> torch.Tensor:
+def prior_inits(flow: RealNVP, scenes: int, restarts: int, gen: torch.Generator) -> torch.Tensor:
+    """Initial scene latents of every restart: ``restarts`` prior draws per scene, (B, R, 12). MAP, VI and the
+    no-corruption VI of a seed start from the first restarts of one such draw (common random numbers: each
+    method's restarts are still prior draws, but a scene's methods start from the same points, so the paired
+    differences of the claims do not carry the spread of the starting points)."""
     with torch.no_grad():
-        return flow.sample(n, gen)
+        return flow.sample(scenes * restarts, gen).reshape(scenes, restarts, -1)
 
 
-def map_fit(model: Model, flow: RealNVP, y: torch.Tensor, ic: InferConfig, gen: torch.Generator) -> Estimate:
-    """MAP over (x, c): maximise log p(x) + log p(y | x, c) by Adam from R prior draws of x and an empty c; keep
-    the restart of largest log joint. y (B, P, 3)."""
+def _starts(inits: torch.Tensor, restarts: int) -> torch.Tensor:
+    """The first ``restarts`` of :func:`prior_inits`' draws, flattened scene-major: (B R, 12)."""
+    if inits.shape[1] < restarts:
+        raise ValueError(f"{inits.shape[1]} initial draws per scene for {restarts} restarts")
+    return inits[:, :restarts].reshape(-1, inits.shape[-1]).clone()
+
+
+def map_fit(model: Model, flow: RealNVP, y: torch.Tensor, ic: InferConfig, inits: torch.Tensor) -> Estimate:
+    """MAP over (x, c): maximise log p(x) + log p(y | x, c) by Adam from R prior draws of x (the first R of
+    ``inits`` (B, >= R, 12), :func:`prior_inits`) and an empty c; keep the restart of largest log joint.
+    y (B, P, 3)."""
     B, R = y.shape[0], ic.restarts
     yy = y.repeat_interleave(R, 0)                                         # (B R, P, 3)
-    x = _init_x(flow, B * R, gen).requires_grad_()
+    x = _starts(inits, R).requires_grad_()
     params = [x]
     c = None
     if model.c_dim:
@@ -157,9 +169,11 @@ def map_fit(model: Model, flow: RealNVP, y: torch.Tensor, ic: InferConfig, gen: 
     return Estimate(bx, bc, torch.ones(B, 1), score)
 
 
-def vi_fit(model: Model, flow: RealNVP, y: torch.Tensor, ic: InferConfig, gen: torch.Generator) -> Estimate:
+def vi_fit(model: Model, flow: RealNVP, y: torch.Tensor, ic: InferConfig, inits: torch.Tensor,
+           gen: torch.Generator) -> Estimate:
     """Mean-field VI q(x) q(c), a Gaussian (mean, log std) per dimension (RIG Sec. 4, after ProbNeRF), fitted by
-    Adam on the path-derivative ELBO (:func:`stl_elbo`, ``mc`` draws per step) from R restarts; the restart with
+    Adam on the path-derivative ELBO (:func:`stl_elbo`, ``mc`` draws per step, from ``gen``) from R restarts whose
+    means start at the first R of ``inits`` (B, >= R, 12) (:func:`prior_inits`); the restart with
     the best final ELBO (``elbo_samples`` draws) is kept and its means are the estimate. log std is clamped to
     at most ``logstd_max``: with the improper flat prior the ELBO grows without bound as q(c) spreads over voxels
     the image does not constrain."""
@@ -167,7 +181,8 @@ def vi_fit(model: Model, flow: RealNVP, y: torch.Tensor, ic: InferConfig, gen: t
     N = B * R
     yy = y.repeat_interleave(R, 0)
     d_x = 12
-    mu = torch.cat([_init_x(flow, N, gen), model.init_c(N, ic.c_init)], 1) if model.c_dim else _init_x(flow, N, gen)
+    x0 = _starts(inits, R)
+    mu = torch.cat([x0, model.init_c(N, ic.c_init)], 1) if model.c_dim else x0
     ls = torch.cat([torch.full((N, d_x), math.log(ic.init_std_x)),
                     torch.full((N, model.c_dim), math.log(ic.init_std_c))], 1)
     mu.requires_grad_()
@@ -262,6 +277,23 @@ def regal(model: Model, eps_net: EpsMLP, schedule: Schedule, y: torch.Tensor, rc
         log_w = model.log_lik(yy, x, c).reshape(B, K)
     w, _ = importance_weights(log_w)
     return Estimate(x.detach().reshape(B, K, -1), c.reshape(B, K, -1) if c is not None else None, w, log_w)
+
+
+def first_chains(est: Estimate, k: int) -> Estimate:
+    """The ReGAL estimate of the first ``k`` of an estimate's K >= k chains, weights renormalised over their log
+    weights. The K chains of a scene are independent, so the first k are distributed as a run with k chains;
+    taking them from one run (common random numbers) pairs K = k with K = K on the same chains, and the
+    difference between the two isolates what the extra chains add.
+
+    >>> e = Estimate(torch.zeros(1, 3, 12), None, torch.ones(1, 3) / 3, torch.log(torch.tensor([[1.0, 3.0, 9.0]])))
+    >>> first_chains(e, 2).weights.tolist()
+    [[0.25, 0.75]]
+    """
+    K = est.weights.shape[1]
+    if not 1 <= k <= K:
+        raise ValueError(f"first {k} chains of a run with {K}")
+    w, _ = importance_weights(est.scores[:, :k])
+    return Estimate(est.x[:, :k], est.c[:, :k] if est.c is not None else None, w, est.scores[:, :k])
 
 
 def _langevin(model: Model, yy: torch.Tensor, x0: torch.Tensor, c: torch.Tensor, grad_lik: torch.Tensor,
