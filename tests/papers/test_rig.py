@@ -325,12 +325,13 @@ def test_regal_nocorr_is_a_method_of_its_own():
 
 def test_first_chains_is_a_run_with_fewer_chains():
     """The first k chains of a K-chain ReGAL run: their states unchanged, weights renormalised over their own log
-    weights (so K = 1 is chain 0 with weight 1), the full K the run itself."""
+    weights (so K = 1 is chain 0 with weight 1), the full K the run itself; c is sliced with x."""
     from icml24.papers.rig.inference import first_chains
 
-    *_, est = _tiny_regal(0.03, chains=4)
+    *_, est = _tiny_regal(0.03, kind="fov", chains=4)
     one, two, four = first_chains(est, 1), first_chains(est, 2), first_chains(est, 4)
     assert torch.equal(one.x[:, 0], est.x[:, 0]) and torch.equal(one.weights, torch.ones(3, 1))
+    assert est.c is not None and two.c is not None and torch.equal(two.c, est.c[:, :2])
     assert torch.allclose(two.weights, torch.softmax(est.scores[:, :2], 1))
     assert torch.allclose(two.weights.sum(1), torch.ones(3))
     assert torch.allclose(four.weights, est.weights) and torch.equal(four.x, est.x)
@@ -338,9 +339,35 @@ def test_first_chains_is_a_run_with_fewer_chains():
         first_chains(est, 5)
 
 
+def test_regal_chains_do_not_depend_on_each_other():
+    """The premise of nested chains: a chain's path depends on its own start and observation alone, so nothing in
+    the batch couples its rows. Same draws (same seed and batch size), scene 1's observation replaced: every chain
+    of scene 0 is unchanged to rounding, scene 1's move."""
+    from icml24.common.diffusion import EpsMLP, linear_schedule
+    from icml24.papers.rig.inference import RegalConfig, regal
+
+    w = _world(size=5, samples=8, depth=2)
+    st = setup(w)
+    model = Model(st, Standardise(torch.zeros(12), torch.ones(12)), "fov", 0.05)
+    y = render(st, sample_clean(w, 2, np.random.default_rng(6)), None).render.rgb
+    other = y.clone()
+    other[1] = render(st, sample_clean(w, 1, np.random.default_rng(7)), None).render.rgb[0]
+    net = EpsMLP(12, 16, 1, 8)
+    schedule = linear_schedule(50)
+
+    def run(obs: torch.Tensor):
+        return regal(model, net, schedule, obs, RegalConfig(4, 10, 1.0, 0.03, 1, 1e-3, 4.0, -4.0),
+                     torch.Generator().manual_seed(0))
+
+    a, b = run(y), run(other)
+    assert a.c is not None and b.c is not None
+    assert torch.allclose(a.x[0], b.x[0], atol=1e-5) and torch.allclose(a.c[0], b.c[0], atol=1e-5)
+    assert not torch.allclose(a.x[1], b.x[1], atol=1e-3)
+
+
 def test_methods_of_a_seed_start_from_the_same_prior_draws():
-    """MAP (R = 1) starts at the first of VI's (R = 2) initial means: with zero steps both return those draws,
-    and too few draws for the restarts are refused."""
+    """MAP (R = 1) starts at the first of VI's (R = 2) initial means: with zero steps both return those draws;
+    optimising does not change the shared draws; too few draws for the restarts are refused."""
     from icml24.papers.rig.inference import InferConfig, map_fit, prior_inits, vi_fit
     from icml24.papers.rig.priors import RealNVP
 
@@ -351,10 +378,15 @@ def test_methods_of_a_seed_start_from_the_same_prior_draws():
     y = torch.rand(3, 16, 3)
     inits = prior_inits(flow, 3, 2, torch.Generator().manual_seed(0))
     assert inits.shape == (3, 2, 12)
+    kept = inits.clone()
     ic = InferConfig(0, 0.05, 1, 1, 2, 0.3, 0.5, -4.0, 0.0)
     est_map = map_fit(model, flow, y, ic, inits)
     est_vi = vi_fit(model, flow, y, ic._replace(restarts=2), inits, torch.Generator().manual_seed(1))
     assert torch.equal(est_map.x[:, 0], inits[:, 0])
     assert all(any(torch.equal(est_vi.x[b, 0], inits[b, r]) for r in range(2)) for b in range(3))
+    grid = Model(st, Standardise(torch.zeros(12), torch.ones(12)), "grid", 0.05)
+    moved = map_fit(grid, flow, y, ic._replace(steps=3, restarts=2), inits)
+    vi_fit(grid, flow, y, ic._replace(steps=3, restarts=2), inits, torch.Generator().manual_seed(1))
+    assert torch.equal(inits, kept) and not torch.equal(moved.x[:, 0], inits[:, 0])
     with pytest.raises(ValueError):
         map_fit(model, flow, y, ic._replace(restarts=3), inits)
