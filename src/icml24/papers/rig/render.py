@@ -155,14 +155,18 @@ def sphere_field(cam: Camera, dirs: torch.Tensor, centres: torch.Tensor, radii: 
     Args:
         dirs: (B, P, 3) ray directions; centres: (B, M, 3); radii: (M,); colours: (B, M, 3) in [0, 1].
     """
+    # Every factor that is constant along a ray is applied to the small tensors: the distance is formed already
+    # divided by the softness (|p - c|^2 / softness^2 from coefficients divided by softness^2), and sigma_max
+    # multiplies the sums, so the (B, P, S, M) tensors see 7 operations instead of 9.
+    s2 = softness ** 2
     oc = torch.tensor([0.0, 0.0, -cam.cam_dist], dtype=dirs.dtype) - centres          # (B, M, 3)
-    a = (oc ** 2).sum(-1)[:, None, None, :]                                           # (B, 1, 1, M)
-    b = torch.einsum("bpk,bmk->bpm", dirs, oc)[:, :, None, :]                         # (B, P, 1, M)
-    e = (dirs ** 2).sum(-1)[:, :, None, None]                                         # (B, P, 1, 1)
+    a = (oc ** 2).sum(-1)[:, None, None, :] / s2                                      # (B, 1, 1, M)
+    b = torch.einsum("bpk,bmk->bpm", dirs, oc)[:, :, None, :] * (2 / s2)              # (B, P, 1, M)
     t = cam.depths.to(dirs.dtype)[None, None, :, None]                                # (1, 1, S, 1)
-    dist = (a + t * (2 * b + t * e)).clamp_min(1e-12).sqrt()                          # (B, P, S, M)
-    sig = sigma_max * torch.sigmoid((radii - dist) / softness)
-    return Field(sig.sum(-1), torch.einsum("bpsm,bmc->bpsc", sig, colours))
+    te = t ** 2 * ((dirs ** 2).sum(-1)[:, :, None, None] / s2)                        # (B, P, S, 1)
+    dist = (a + t * b + te).clamp_min(1e-12 / s2).sqrt()                              # (B, P, S, M), / softness
+    unit = torch.sigmoid(radii / softness - dist)                                     # sigma_m / sigma_max
+    return Field(sigma_max * unit.sum(-1), torch.einsum("bpsm,bmc->bpsc", unit, sigma_max * colours))
 
 
 # --- the frustum-aligned corruption grid -------------------------------------------------------------------------
