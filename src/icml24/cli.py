@@ -9,6 +9,7 @@ stays fast.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -299,50 +300,81 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
 
 
+def _published_seed_seconds(results: Path):
+    """An estimate of one seed's time per request, for the executor's order (``core.store.schedule``): the median
+    wall time of the seeds of the paper's published run at that preset; infinity where there is none (a paper
+    never run goes first: its length is unknown)."""
+    import statistics
+
+    from icml24.core.results import read_json
+
+    def seconds(req) -> float:
+        path = results / req.paper.slug / f"{req.preset}.json"
+        try:
+            times = [float(s["wall_time"]) for s in read_json(path)["seeds"]] if path.is_file() else []
+        except (OSError, ValueError, KeyError, TypeError):  # an unreadable summary costs only the order
+            times = []
+        return statistics.median(times) if times else math.inf
+    return seconds
+
+
 def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok,
                   redo_corrupt: bool = False):
-    from icml24.core.publish import publish
+    """Run the requests on one executor; each run's claims are printed, and where ``publish_ok`` (and the run is
+    its preset's, of committed code) published, as soon as its last seed is in."""
     from icml24.core.store import cache_dir, execute_runs
 
     caches = {cache_dir(out, r.paper.slug) for r in requests}
     before = {c: _size(c) for c in caches}
-    with _Progress(requests, enabled=sys.stderr.isatty()) as bar:
-        outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
-                                device=device or "cpu", on_event=bar, redo_corrupt=redo_corrupt)
     con = _console()
+    with _Progress(requests, enabled=sys.stderr.isatty()) as bar:
+        def on_event(kind, payload):
+            bar(kind, payload)
+            if kind == "finalized":
+                _report_outcome(con, payload, results, publish_ok)
+
+        outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
+                                device=device or "cpu", on_event=on_event, redo_corrupt=redo_corrupt,
+                                seed_seconds=_published_seed_seconds(results))
     for c in sorted(caches):
         size = _size(c)  # one walk of the cache folder
         if size > before[c]:
             con.print(f"cache: {c} now holds {size / 2**20:.1f} MB (artefacts reused by later runs; "
                       "delete the folder to free it)")
-    for o in outcomes:
-        if o.result is not None and o.result.diverged:
-            seeds = ", ".join(f"seed {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
-                              for k, v in o.result.diverged.items())
-            con.print(f"[yellow]{o.request.paper.slug}: diverged (NaN or inf): {seeds}; claims reading them are "
-                      "not checkable[/yellow]")
-        if (o.run_dir / "errors" / "figures.txt").is_file():
-            con.print(f"[yellow]{o.request.paper.slug}: the figures could not be drawn; traceback in "
-                      f"{o.run_dir / 'errors' / 'figures.txt'}[/yellow]")
-        if o.skipped:
-            con.print(f"{o.request.paper.slug}: resumed, {o.skipped} of {len(o.request.seeds)} seeds already done")
-        if o.failed:
-            con.print(f"{o.request.paper.slug}: full tracebacks of the failed seeds in {o.run_dir / 'errors'}")
-        if o.result is None:
-            con.print(f"[red]{o.request.paper.slug}: every seed failed; nothing to check[/red]")
-            continue
-        _print_claims(con, o.request.paper.slug, o.result.claims)
-        con.print(f"run directory: {o.run_dir}")
-        if publish_ok and _is_preset(o.request) and not o.failed:  # never SMOKE, --set or --seeds
-            if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
-                diff = o.result.provenance.get("git_diff_sha")
-                con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes"
-                          f"{f' (diff {diff}, in provenance.json)' if diff else ''}; commit them and run the same "
-                          "command again (finished seeds are reused)[/yellow]")
-                continue
-            path = publish(o.result, o.run_dir, results, o.request.paper.readme)
-            con.print(f"published: {path}")
     return outcomes
+
+
+def _report_outcome(con, o, results: Path, publish_ok: bool) -> None:
+    """One finished run: its divergences, figure errors, resumed and failed seeds, claims and run directory;
+    published to ``results`` when ``publish_ok``, the run is its preset's and its code is committed."""
+    from icml24.core.publish import publish
+
+    if o.result is not None and o.result.diverged:
+        seeds = ", ".join(f"seed {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
+                          for k, v in o.result.diverged.items())
+        con.print(f"[yellow]{o.request.paper.slug}: diverged (NaN or inf): {seeds}; claims reading them are "
+                  "not checkable[/yellow]")
+    if (o.run_dir / "errors" / "figures.txt").is_file():
+        con.print(f"[yellow]{o.request.paper.slug}: the figures could not be drawn; traceback in "
+                  f"{o.run_dir / 'errors' / 'figures.txt'}[/yellow]")
+    if o.skipped:
+        con.print(f"{o.request.paper.slug}: resumed, {o.skipped} of {len(o.request.seeds)} seeds already done")
+    if o.failed:
+        con.print(f"{o.request.paper.slug}: full tracebacks of the failed seeds in {o.run_dir / 'errors'}")
+    if o.result is None:
+        con.print(f"[red]{o.request.paper.slug}: every seed failed; nothing to check[/red]")
+        return
+    _print_claims(con, o.request.paper.slug, o.result.claims)
+    con.print(f"run directory: {o.run_dir}")
+    if publish_ok and _is_preset(o.request) and not o.failed:  # never SMOKE, --set or --seeds
+        if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
+            diff = o.result.provenance.get("git_diff_sha")
+            con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes"
+                      f"{f' (diff {diff}, in provenance.json)' if diff else ''}; commit them and run the same "
+                      "command again (finished seeds are reused)[/yellow]")
+            return
+        path = publish(o.result, o.run_dir, results, o.request.paper.readme)
+        con.print(f"published: {path}")
 
 
 def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor: str,

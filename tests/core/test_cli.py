@@ -178,3 +178,25 @@ def test_heldout_prints_its_verdicts_in_80_columns(tmp_path, monkeypatch, capsys
     assert code == 0 and "…" not in out and max(map(len, out.splitlines())) <= 80
     assert "quick: published seeds vs seeds + 1000" in out and "stages C1: agree; published not checkable" in out
     assert "0 verdict(s) differ" in out
+
+
+def test_the_executor_order_reads_each_papers_published_seed_times(tmp_path):
+    """reproduce submits the longest runs' seeds first: one seed's estimate is the median wall time of the
+    published run's seeds; a paper never published (or with an unreadable summary) counts as the longest."""
+    import math
+
+    from icml24.cli import _published_seed_seconds
+    from icml24.core.registry import get_paper
+    from icml24.core.store import RunRequest
+
+    def request(slug):
+        paper = get_paper(slug)
+        return RunRequest(paper, "quick", paper.preset("quick"), (0,))
+
+    (tmp_path / "pcdeq").mkdir()
+    (tmp_path / "pcdeq" / "quick.json").write_text(json.dumps({"seeds": [{"wall_time": t} for t in (9.0, 1.0, 4.0)]}))
+    (tmp_path / "brf").mkdir()
+    (tmp_path / "brf" / "quick.json").write_text("{not json")
+    seconds = _published_seed_seconds(tmp_path)
+    assert seconds(request("pcdeq")) == 4.0
+    assert seconds(request("brf")) == math.inf and seconds(request("acpo")) == math.inf

@@ -230,3 +230,32 @@ def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
         raise AssertionError("the worker outlived its parent by 15 s")
     finally:
         parent.kill()
+
+
+BUILD_ONCE = """
+import sys, time
+from pathlib import Path
+from icml24.core.executors import UnitContext
+
+cache, log = Path(sys.argv[1]), Path(sys.argv[2])
+
+def build(folder):
+    with open(log, "a") as fh:
+        fh.write("built\\n")
+    time.sleep(1.0)                                   # long enough for the other process to ask meanwhile
+    (folder / "x.txt").write_text("x")
+
+print(UnitContext(cache_dir=cache, code_hash="h", label=sys.argv[3]).artefact("table", {"n": 1}, build))
+"""
+
+
+def test_two_workers_asking_for_one_artefact_build_it_once(tmp_path):
+    """The second process waits for the first one's build (executors._build_lock) instead of building it too."""
+    script, cache, log = tmp_path / "build.py", tmp_path / "cache", tmp_path / "log"
+    script.write_text(BUILD_ONCE)
+    procs = [subprocess.Popen([sys.executable, str(script), str(cache), str(log), f"w{k}"], stdout=subprocess.PIPE,
+                              text=True) for k in range(2)]
+    folders = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert log.read_text().splitlines() == ["built"]
+    assert folders[0] == folders[1] and (cache / folders[0].split("/")[-1] / "x.txt").read_text() == "x"

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence, TypeVar
 
-from icml24.core.context import RunContext
+from icml24.core.context import RunContext, artefact_key
 from icml24.core.errors import UserError
 
 T = TypeVar("T")
@@ -253,7 +253,34 @@ class UnitContext(RunContext):
             with _ticking(f"{self.label}: building {name}"):
                 build(folder)
             note(f"{self.label}: {name} built in {time.perf_counter() - start:.1f} s ({_folder_mb(folder):.1f} MB)")
-        return super().artefact(name, inputs, noted_build)
+        if self.cache_dir is None:
+            return super().artefact(name, inputs, noted_build)
+        with _build_lock(self.cache_dir, artefact_key(name, inputs, self.code_hash), f"{self.label}: {name}"):
+            return super().artefact(name, inputs, noted_build)
+
+
+@contextmanager
+def _build_lock(cache_dir: Path, key: str, what: str) -> Iterator[None]:
+    """Held while one process looks up, and on a miss builds, the artefact ``key``: an exclusive ``flock`` on
+    ``cache_dir/.<key>.lock``. A second worker that asks for the same artefact meanwhile waits for the build
+    and then finds it cached, where without the lock both would build it (purified_il's expert: about 10 minutes
+    each, seiko's pretrained model, each LLM paper's converted SmolLM2). The numbers do not depend on it: a
+    built artefact is the same whoever builds it. The kernel drops the lock when its holder dies."""
+    import fcntl
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / f".{key}.lock", "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            note(f"{what}: waiting for another worker that is building it")
+            start = time.perf_counter()
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            note(f"{what}: built by another worker; waited {time.perf_counter() - start:.1f} s")
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def unit_context(unit: Unit) -> UnitContext:

@@ -18,8 +18,9 @@ again. Every file is written atomically, so a killed run resumes by skipping don
 reads half a file; a killed seed resumes from its last stage checkpoint.
 
 Expensive deterministic artefacts shared by seeds live in ``<root>/_cache/<slug>/`` (see
-``RunContext.artefact``). A user fault in any unit (``executors.USER_FAULTS``) stops the whole call:
-what the call wrote is removed and the fault is raised as one :class:`UserError` line.
+``RunContext.artefact``). Each run is finalized as soon as its last seed is in, while the call's other runs go
+on. A user fault in any unit (``executors.USER_FAULTS``) stops the whole call: what the call wrote for the runs
+not yet finalized is removed and the fault is raised as one :class:`UserError` line.
 """
 
 from __future__ import annotations
@@ -236,6 +237,29 @@ def _undo(created: list[Path], written: list[Path]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def schedule(units: Iterable[Unit], seconds: Callable[[Unit], float]) -> list[Unit]:
+    """The order in which units go to the executor: every run's first unit, then the others, each group
+    longest first by ``seconds(unit)`` (an estimate of one seed's time; ties keep their order).
+
+    A run's first unit builds the artefacts its other seeds share (an expert, a converted model, a pretrained
+    net): started early, each build overlaps other runs' seeds instead of holding the run's later seeds up, and
+    the longest seeds start first, so no long one is left alone at the end (longest-processing-time first).
+
+    >>> from icml24.core.executors import Unit
+    >>> us = [Unit(s, "m", "quick", (), "h", k) for s, n in (("a", 3), ("b", 2)) for k in range(n)]
+    >>> [(u.slug, u.seed) for u in schedule(us, lambda u: {"a": 1.0, "b": 5.0}[u.slug])]
+    [('b', 0), ('a', 0), ('b', 1), ('a', 1), ('a', 2)]
+    """
+    firsts: list[Unit] = []
+    rest: list[Unit] = []
+    seen: set[tuple[str, str, str]] = set()
+    for u in units:
+        run = (u.slug, u.preset, u.config_hash)
+        (rest if run in seen else firsts).append(u)
+        seen.add(run)
+    return sorted(firsts, key=lambda u: -seconds(u)) + sorted(rest, key=lambda u: -seconds(u))
+
+
 def execute_runs(
     requests: Iterable[RunRequest],
     root: str | Path = "runs",
@@ -245,14 +269,20 @@ def execute_runs(
     device: str = "cpu",
     on_event: Callable[[str, Any], None] | None = None,
     redo_corrupt: bool = False,
+    seed_seconds: Callable[[RunRequest], float] | None = None,
 ) -> list[RunOutcome]:
-    """Run every request's missing seeds on one executor, then finalize each run directory.
+    """Run every request's missing seeds on one executor, finalizing each run directory as soon as its last
+    seed is in (claims, figures, ``result.json``), while the other runs go on.
 
+    Units are submitted in :func:`schedule` order, with ``seed_seconds(request)`` (an estimate of one seed's
+    time, e.g. from the published run; default: all equal) as their length.
     A corrupt file in a run directory is a :class:`UserError` naming it; with ``redo_corrupt`` it is
-    removed and its unit runs again. ``on_event(kind, payload)`` receives ``("start", {key: total})``, ``("skip", request)`` for
-    resumed units, ``("done", outcome)`` per finished unit (progress bars hang off it), ``("note", line)``
-    for a unit's long stage or artefact build (serial and process executors; see ``core.executors.note``),
-    ``("finalize", key)`` before a run's claims and figures and ``("finalized", outcome)`` after them.
+    removed and its unit runs again. A user fault in a unit stops the call: the runs already finalized stay,
+    what the call wrote for the others is removed. ``on_event(kind, payload)`` receives ``("start", {key:
+    total})``, ``("skip", request)`` for resumed units, ``("done", outcome)`` per finished unit (progress bars
+    hang off it), ``("note", line)`` for a unit's long stage or artefact build (serial and process executors;
+    see ``core.executors.note``), ``("finalize", key)`` before a run's claims and figures and ``("finalized",
+    outcome)`` after them.
     """
     requests = list(requests)
     root = Path(root)
@@ -260,8 +290,8 @@ def execute_runs(
     units: list[Unit] = []
     skipped: dict[int, int] = {}
     dirs: dict[int, Path] = {}
-    created: list[Path] = []  # removed again if a user fault stops the call
-    written: list[Path] = []
+    created: dict[int, Path] = {}  # removed again if a user fault stops the call before the run is finalized
+    written: dict[int, list[Path]] = {i: [] for i in range(len(requests))}
     code = {i: req.paper.code_hash for i, req in enumerate(requests)}
     todo: dict[int, list[int]] = {}
     for i, req in enumerate(requests):  # read and check everything first: a bad store writes nothing
@@ -274,7 +304,7 @@ def execute_runs(
     for i, req in enumerate(requests):
         rdir = dirs[i]
         if not (rdir / "config.json").exists():
-            created.append(_first_missing(rdir, root))
+            created[i] = _first_missing(rdir, root)
             R.write_json(rdir / "config.json", to_dict(req.config))
         for stale in rdir.rglob(R.TMP_PREFIX + "*"):  # temp files of a killed run: never read, remove
             stale.unlink()
@@ -282,9 +312,23 @@ def execute_runs(
         units += req.units(todo[i], root, code[i])
     emit("start", {i: (len(r.seeds), skipped[i]) for i, r in enumerate(requests)})
     index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
+    per_seed = {i: float(seed_seconds(r)) if seed_seconds else 0.0 for i, r in enumerate(requests)}
+    units = schedule(units, lambda u: per_seed[index[(u.slug, u.preset, u.config_hash)]])
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
+    left = {i: len(todo[i]) for i in range(len(requests))}
+    outcomes: dict[int, RunOutcome] = {}
     start = time.perf_counter()
+
+    def finalize(i: int) -> None:
+        emit("finalize", i)
+        result = _finalize(requests[i], dirs[i], failed[i], time.perf_counter() - start, device, code[i])
+        outcomes[i] = RunOutcome(requests[i], dirs[i], result, skipped[i], failed[i])
+        emit("finalized", outcomes[i])
+
     try:
+        for i in range(len(requests)):  # every seed resumed: nothing to wait for
+            if not left[i]:
+                finalize(i)
         for out in execute(units, executor=executor, workers=workers, address=address,
                            on_note=lambda text: emit("note", text)):
             i = index[(out.unit.slug, out.unit.preset, out.unit.config_hash)]
@@ -292,24 +336,23 @@ def execute_runs(
                 raise UserError(f"{out.unit.slug} seed {out.unit.seed}: {out.user_error}")
             if out.error is None:
                 assert out.result is not None  # a unit without an error returned its result dict
-                written.append(R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]}))
+                written[i].append(R.write_json(seed_file(dirs[i], out.unit.seed), {**out.result, "code_hash": code[i]}))
                 shutil.rmtree(work_dir(dirs[i], out.unit.seed), ignore_errors=True)
                 error_file(dirs[i], out.unit.seed).unlink(missing_ok=True)
             else:
                 failed[i][out.unit.seed] = out.error
-                written.append(R.atomic_write_text(error_file(dirs[i], out.unit.seed), out.error))
+                written[i].append(R.atomic_write_text(error_file(dirs[i], out.unit.seed), out.error))
             emit("done", (i, out))
-    except UserError:  # a user fault in a seed, or an executor that cannot start: leave nothing behind
-        _undo(created, written)
+            left[i] -= 1
+            if not left[i]:
+                finalize(i)
+    except UserError:  # a user fault in a seed, or an executor that cannot start: leave nothing unfinished behind
+        open_runs = [i for i in range(len(requests)) if i not in outcomes]
+        kept = [dirs[i] for i in outcomes]
+        _undo([created[i] for i in open_runs if i in created and not any(d.is_relative_to(created[i]) for d in kept)],
+              [p for i in open_runs for p in written[i]])
         raise
-    elapsed = time.perf_counter() - start
-    outcomes = []
-    for i, req in enumerate(requests):
-        emit("finalize", i)
-        result = _finalize(req, dirs[i], failed[i], elapsed, device, code[i])
-        outcomes.append(RunOutcome(req, dirs[i], result, skipped[i], failed[i]))
-        emit("finalized", outcomes[-1])
-    return outcomes
+    return [outcomes[i] for i in range(len(requests))]
 
 
 def run_preset(paper: Paper, preset: str, root: str | Path, executor: str = "serial") -> R.RunResult:
