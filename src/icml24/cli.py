@@ -301,54 +301,79 @@ def _size(folder: Path) -> int:
 
 
 def _published_seed_seconds(results: Path):
-    """An estimate of one seed's time per request, for the executor's order (``core.store.schedule``): the median
-    wall time of the seeds of the paper's published run at that preset; infinity where there is none (a paper
-    never run goes first: its length is unknown)."""
+    """Estimated seed times per request, for the executor's order (``core.store.schedule``), from the paper's
+    published run at that preset: the longest of its seeds for the first seed (which builds the artefacts, where
+    the published run built them) and the median for the others; infinity where there is none (a paper never
+    published goes first: its length is unknown)."""
     import statistics
 
     from icml24.core.results import read_json
+    from icml24.core.store import SeedSeconds
 
-    def seconds(req) -> float:
+    def seconds(req) -> SeedSeconds:
         path = results / req.paper.slug / f"{req.preset}.json"
         try:
             times = [float(s["wall_time"]) for s in read_json(path)["seeds"]] if path.is_file() else []
         except (OSError, ValueError, KeyError, TypeError):  # an unreadable summary costs only the order
             times = []
-        return statistics.median(times) if times else math.inf
+        return SeedSeconds(max(times), statistics.median(times)) if times else SeedSeconds(math.inf, math.inf)
     return seconds
 
 
 def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok,
                   redo_corrupt: bool = False):
-    """Run the requests on one executor; each run's claims are printed, and where ``publish_ok`` (and the run is
-    its preset's, of committed code) published, as soon as its last seed is in."""
+    """Run the requests on one executor. Where ``publish_ok``, each run of a preset's own config and seeds, of
+    committed code, is published as soon as its last seed is in (a line on stderr says so); every run's claims
+    are printed once all are done (not under the live progress bars)."""
     from icml24.core.store import cache_dir, execute_runs
 
     caches = {cache_dir(out, r.paper.slug) for r in requests}
     before = {c: _size(c) for c in caches}
-    con = _console()
+    published: dict[Path, Path | None] = {}
     with _Progress(requests, enabled=sys.stderr.isatty()) as bar:
         def on_event(kind, payload):
             bar(kind, payload)
-            if kind == "finalized":
-                _report_outcome(con, payload, results, publish_ok)
+            if kind == "finalized" and publish_ok:
+                path = published[payload.run_dir] = _publish_outcome(payload, results)
+                if path is not None:
+                    bar.line(f"{payload.request.paper.slug}: published {path}")
 
         outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
                                 device=device or "cpu", on_event=on_event, redo_corrupt=redo_corrupt,
                                 seed_seconds=_published_seed_seconds(results))
+    con = _console()
     for c in sorted(caches):
         size = _size(c)  # one walk of the cache folder
         if size > before[c]:
             con.print(f"cache: {c} now holds {size / 2**20:.1f} MB (artefacts reused by later runs; "
                       "delete the folder to free it)")
+    for o in outcomes:
+        _report_outcome(con, o, published.get(o.run_dir), publish_ok)
     return outcomes
 
 
-def _report_outcome(con, o, results: Path, publish_ok: bool) -> None:
-    """One finished run: its divergences, figure errors, resumed and failed seeds, claims and run directory;
-    published to ``results`` when ``publish_ok``, the run is its preset's and its code is committed."""
+def _publishable(o) -> bool:
+    """A run of its preset's own config and seeds (never SMOKE, --set or --seeds) with no failed seed."""
+    return o.result is not None and _is_preset(o.request) and not o.failed
+
+
+def _dirty(o) -> bool:
+    """Whether the run's code had uncommitted changes (then it is not published)."""
+    return str(o.result.provenance.get("git_sha") or "").endswith("-dirty")
+
+
+def _publish_outcome(o, results: Path) -> Path | None:
+    """Publish a finished run to ``results`` (and, for QUICK, its README) where it may be; its path, else None."""
     from icml24.core.publish import publish
 
+    if not _publishable(o) or _dirty(o):
+        return None
+    return publish(o.result, o.run_dir, results, o.request.paper.readme)
+
+
+def _report_outcome(con, o, published: Path | None, publish_ok: bool) -> None:
+    """One finished run on stdout: its divergences, figure errors, resumed and failed seeds, claims, run
+    directory and where it was published (or why not)."""
     if o.result is not None and o.result.diverged:
         seeds = ", ".join(f"seed {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
                           for k, v in o.result.diverged.items())
@@ -366,15 +391,13 @@ def _report_outcome(con, o, results: Path, publish_ok: bool) -> None:
         return
     _print_claims(con, o.request.paper.slug, o.result.claims)
     con.print(f"run directory: {o.run_dir}")
-    if publish_ok and _is_preset(o.request) and not o.failed:  # never SMOKE, --set or --seeds
-        if str(o.result.provenance.get("git_sha") or "").endswith("-dirty"):
-            diff = o.result.provenance.get("git_diff_sha")
-            con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes"
-                      f"{f' (diff {diff}, in provenance.json)' if diff else ''}; commit them and run the same "
-                      "command again (finished seeds are reused)[/yellow]")
-            return
-        path = publish(o.result, o.run_dir, results, o.request.paper.readme)
-        con.print(f"published: {path}")
+    if published is not None:
+        con.print(f"published: {published}")
+    elif publish_ok and _publishable(o) and _dirty(o):
+        diff = o.result.provenance.get("git_diff_sha")
+        con.print(f"[yellow]{o.request.paper.slug}: not published: its code has uncommitted changes"
+                  f"{f' (diff {diff}, in provenance.json)' if diff else ''}; commit them and run the same "
+                  "command again (finished seeds are reused)[/yellow]")
 
 
 def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor: str,
@@ -400,20 +423,15 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
 def _warn_full_on_cpu(requests, results: Path) -> None:
     """FULL is the paper's scale: say so before it starts on a CPU (run, reproduce, heldout), with the seed count
     and what a QUICK seed took where it was published. A warning only: FULL on a CPU is allowed."""
-    from icml24.core.results import read_json
+    from icml24.core.store import RunRequest
 
+    quick_seconds = _published_seed_seconds(results)
     for req in requests:
         if req.preset != "full" or getattr(req.config, "device", "cpu") != "cpu":
             continue
-        quick = results / req.paper.slug / "quick.json"
-        per_seed = ""
-        try:
-            prov = read_json(quick).get("provenance", {}) if quick.is_file() else {}
-        except (OSError, ValueError):  # an unreadable summary costs only the estimate
-            prov = {}
-        if prov.get("wall_time"):
-            n = len(prov.get("seeds", ())) or 1
-            per_seed = f"; a QUICK seed took {prov['wall_time'] / n:.0f} s where it was published, a FULL one is larger"
+        quick = quick_seconds(RunRequest(req.paper, "quick", req.config, req.seeds)).other
+        per_seed = (f"; a QUICK seed took {quick:.0f} s where it was published, a FULL one is larger"
+                    if math.isfinite(quick) else "")
         print(f"{req.paper.slug} [full]: the paper's scale on the CPU, {len(req.seeds)} seeds; this can take hours"
               f"{per_seed}. Finished seeds are kept: Ctrl-C stops, the same command resumes.", file=sys.stderr,
               flush=True)
@@ -480,7 +498,7 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     check_executor(executor)
     if only is not None and not [s for s in only.split(",") if s.strip()]:
         raise UserError("--only is empty; give comma-separated slugs (icml24 list shows them)")
-    slugs = [s.strip() for s in only.split(",") if s.strip()] if only else list_papers()
+    slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
     requests = [_prepare(s, preset, seeds, [], None, max_units) for s in slugs]
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
@@ -516,7 +534,7 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
 
     if preset not in PRESETS:
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
-    slugs = [s.strip() for s in only.split(",") if s.strip()] if only else list_papers()
+    slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
     for slug in slugs:
         get_paper(slug)  # an unknown name is named as such, before any missing result
     requests = []

@@ -237,25 +237,35 @@ import sys, time
 from pathlib import Path
 from icml24.core.executors import UnitContext
 
-cache, log = Path(sys.argv[1]), Path(sys.argv[2])
+cache, log, label = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+asked = log.parent / "asked"
 
 def build(folder):
     with open(log, "a") as fh:
         fh.write("built\\n")
-    time.sleep(1.0)                                   # long enough for the other process to ask meanwhile
+    deadline = time.time() + 30                      # build until both processes have asked for the artefact
+    while len(list(asked.iterdir())) < 2 and time.time() < deadline:
+        time.sleep(0.05)
     (folder / "x.txt").write_text("x")
 
-print(UnitContext(cache_dir=cache, code_hash="h", label=sys.argv[3]).artefact("table", {"n": 1}, build))
+(asked / label).touch()
+print(UnitContext(cache_dir=cache, code_hash="h", label=label).artefact("table", {"n": 1}, build))
 """
 
 
 def test_two_workers_asking_for_one_artefact_build_it_once(tmp_path):
-    """The second process waits for the first one's build (executors._build_lock) instead of building it too."""
+    """The second process waits for the first one's build (executors._build_lock) instead of building it too: the
+    build lasts until both have asked for it, so without the lock both would build it."""
     script, cache, log = tmp_path / "build.py", tmp_path / "cache", tmp_path / "log"
     script.write_text(BUILD_ONCE)
+    (tmp_path / "asked").mkdir()
     procs = [subprocess.Popen([sys.executable, str(script), str(cache), str(log), f"w{k}"], stdout=subprocess.PIPE,
                               text=True) for k in range(2)]
-    folders = [p.communicate(timeout=60)[0].strip() for p in procs]
+    try:
+        folders = [p.communicate(timeout=90)[0].strip() for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
     assert [p.returncode for p in procs] == [0, 0]
     assert log.read_text().splitlines() == ["built"]
     assert folders[0] == folders[1] and (cache / folders[0].split("/")[-1] / "x.txt").read_text() == "x"

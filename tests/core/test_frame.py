@@ -23,7 +23,7 @@ from icml24.core.errors import UserError
 from icml24.core.executors import execute
 from icml24.core.registry import code_files, get_paper
 from icml24.core.results import read_json
-from icml24.core.store import RunRequest, execute_runs
+from icml24.core.store import RunRequest, SeedSeconds, execute_runs
 
 FIXTURES = REPO / "tests" / "fixtures"
 EXTRA = "stages=frame_fixtures.stages,needs_extra=frame_fixtures.needs_extra"
@@ -173,7 +173,7 @@ def test_each_run_is_finalized_when_its_seeds_are_in_and_longer_runs_start_first
     long = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["table_size=5"]), (0, 1, 2))
     events = []
     outcomes = execute_runs([short, long], root=tmp_path / "runs", on_event=lambda k, p: events.append((k, p)),
-                            seed_seconds=lambda r: 2.0 if r is long else 1.0)
+                            seed_seconds=lambda r: SeedSeconds(2.0, 2.0) if r is long else SeedSeconds(1.0, 1.0))
     assert [o.request for o in outcomes] == [short, long] and not any(o.failed for o in outcomes)
     done = [(i, out.unit.seed) for k, p in events if k == "done" for i, out in [p]]
     assert done == [(1, 0), (0, 0), (1, 1), (1, 2), (0, 1)]
@@ -181,6 +181,25 @@ def test_each_run_is_finalized_when_its_seeds_are_in_and_longer_runs_start_first
     assert order == [("done", 1), ("done", 0), ("done", 1), ("done", 1), ("finalize", 1), ("done", 0),
                      ("finalize", 0)]
     assert all((o.run_dir / "result.json").is_file() for o in outcomes)
+
+
+def test_a_user_fault_keeps_the_runs_already_finalized_and_removes_the_others(tmp_path, fixture_papers):
+    """The faulty run was created first (it made the store's root), the good one ran first and was finalized:
+    the good run stays whole, the faulty run's folder goes, and asking for one run twice is refused up front."""
+    from icml24.core.config import apply_overrides
+
+    paper = get_paper("stages")
+    bad = RunRequest(paper, "smoke", apply_overrides(paper.preset("smoke"), ["fault=user"]), (0,))
+    good = RunRequest(paper, "smoke", paper.preset("smoke"), (0,))
+    root = tmp_path / "runs"
+    with pytest.raises(UserError, match="stages seed 0: fixture: bad knob"):
+        execute_runs([bad, good], root=root, seed_seconds=lambda r: SeedSeconds(2.0, 2.0) if r is good
+                     else SeedSeconds(1.0, 1.0))
+    (kept,) = [d for d in (root / "stages" / "smoke").iterdir()]
+    assert kept.name == good.hash and (kept / "result.json").is_file()
+    with pytest.raises(UserError, match=r"the same run asked for twice: stages \[smoke\]"):
+        execute_runs([good, RunRequest(paper, "smoke", paper.preset("smoke"), (1,))], root=tmp_path / "other")
+    assert not (tmp_path / "other").exists()
 
 
 # -- 3. Ray places units with the resources they ask for -------------------------------------------

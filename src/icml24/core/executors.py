@@ -253,19 +253,23 @@ class UnitContext(RunContext):
             with _ticking(f"{self.label}: building {name}"):
                 build(folder)
             note(f"{self.label}: {name} built in {time.perf_counter() - start:.1f} s ({_folder_mb(folder):.1f} MB)")
-        if self.cache_dir is None:
+        key = artefact_key(name, inputs, self.code_hash)
+        if self.cache_dir is None or (self.cache_dir / key).is_dir():  # nothing to build: no lock to take
             return super().artefact(name, inputs, noted_build)
-        with _build_lock(self.cache_dir, artefact_key(name, inputs, self.code_hash), f"{self.label}: {name}"):
-            return super().artefact(name, inputs, noted_build)
+        with _build_lock(self.cache_dir, key, f"{self.label}: {name}"):
+            return super().artefact(name, inputs, noted_build)  # looks again: another worker may have built it
 
 
 @contextmanager
 def _build_lock(cache_dir: Path, key: str, what: str) -> Iterator[None]:
-    """Held while one process looks up, and on a miss builds, the artefact ``key``: an exclusive ``flock`` on
-    ``cache_dir/.<key>.lock``. A second worker that asks for the same artefact meanwhile waits for the build
-    and then finds it cached, where without the lock both would build it (purified_il's expert: about 10 minutes
-    each, seiko's pretrained model, each LLM paper's converted SmolLM2). The numbers do not depend on it: a
-    built artefact is the same whoever builds it. The kernel drops the lock when its holder dies."""
+    """Held while a process that did not find the artefact ``key`` in the cache looks again and builds it: an
+    exclusive ``flock`` on ``cache_dir/.<key>.lock``. A second worker that asks for the same artefact meanwhile
+    waits, then finds it cached, where without the lock both would build it (purified_il's expert: about 10
+    minutes each, seiko's pretrained model, each LLM paper's converted SmolLM2). The numbers do not depend on
+    it: a built artefact is the same whoever builds it. The kernel drops the lock when its holder dies (a failed
+    build leaves nothing, and the waiter builds it itself). A build must not ask for its own artefact (the
+    process would wait for itself); builds that ask for other artefacts (fabe's rewrites ask for SmolLM2) are
+    fine, as long as no two artefacts ask for each other."""
     import fcntl
 
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -273,10 +277,10 @@ def _build_lock(cache_dir: Path, key: str, what: str) -> Iterator[None]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            note(f"{what}: waiting for another worker that is building it")
+            note(f"{what}: another worker is building it; waiting")
             start = time.perf_counter()
             fcntl.flock(fh, fcntl.LOCK_EX)
-            note(f"{what}: built by another worker; waited {time.perf_counter() - start:.1f} s")
+            note(f"{what}: the other worker is done after {time.perf_counter() - start:.1f} s")
         try:
             yield
         finally:

@@ -33,7 +33,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from icml24.core import results as R
 from icml24.core.config import config_hash, to_dict
@@ -237,18 +237,29 @@ def _undo(created: list[Path], written: list[Path]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def schedule(units: Iterable[Unit], seconds: Callable[[Unit], float]) -> list[Unit]:
+class SeedSeconds(NamedTuple):
+    """An estimate of a run's seed times, for :func:`schedule`: its first seed (which builds the run's artefacts)
+    and each of its other seeds."""
+
+    first: float
+    other: float
+
+
+def schedule(units: Iterable[Unit], seconds: Callable[[Unit], SeedSeconds]) -> list[Unit]:
     """The order in which units go to the executor: every run's first unit, then the others, each group
-    longest first by ``seconds(unit)`` (an estimate of one seed's time; ties keep their order).
+    longest first by ``seconds(unit)`` (``.first`` for a first unit, ``.other`` for the rest; ties keep their
+    order).
 
     A run's first unit builds the artefacts its other seeds share (an expert, a converted model, a pretrained
     net): started early, each build overlaps other runs' seeds instead of holding the run's later seeds up, and
     the longest seeds start first, so no long one is left alone at the end (longest-processing-time first).
+    The order is a hint to the process pool (which starts units in this order) and to Ray (which may not).
 
     >>> from icml24.core.executors import Unit
     >>> us = [Unit(s, "m", "quick", (), "h", k) for s, n in (("a", 3), ("b", 2)) for k in range(n)]
-    >>> [(u.slug, u.seed) for u in schedule(us, lambda u: {"a": 1.0, "b": 5.0}[u.slug])]
-    [('b', 0), ('a', 0), ('b', 1), ('a', 1), ('a', 2)]
+    >>> t = {"a": SeedSeconds(9.0, 1.0), "b": SeedSeconds(5.0, 5.0)}
+    >>> [(u.slug, u.seed) for u in schedule(us, lambda u: t[u.slug])]
+    [('a', 0), ('b', 0), ('b', 1), ('a', 1), ('a', 2)]
     """
     firsts: list[Unit] = []
     rest: list[Unit] = []
@@ -257,7 +268,17 @@ def schedule(units: Iterable[Unit], seconds: Callable[[Unit], float]) -> list[Un
         run = (u.slug, u.preset, u.config_hash)
         (rest if run in seen else firsts).append(u)
         seen.add(run)
-    return sorted(firsts, key=lambda u: -seconds(u)) + sorted(rest, key=lambda u: -seconds(u))
+    return sorted(firsts, key=lambda u: -seconds(u).first) + sorted(rest, key=lambda u: -seconds(u).other)
+
+
+def _removable(created: Path, rdir: Path, kept: list[Path]) -> Path:
+    """The outermost folder between ``created`` (a folder this call made) and the run folder ``rdir`` below it
+    that holds no folder in ``kept`` (runs finalized before a user fault stopped the call): what undoing the
+    run may remove."""
+    top = rdir
+    while top != created and not any(k.is_relative_to(top.parent) for k in kept):
+        top = top.parent
+    return top
 
 
 def execute_runs(
@@ -269,24 +290,30 @@ def execute_runs(
     device: str = "cpu",
     on_event: Callable[[str, Any], None] | None = None,
     redo_corrupt: bool = False,
-    seed_seconds: Callable[[RunRequest], float] | None = None,
+    seed_seconds: Callable[[RunRequest], SeedSeconds] | None = None,
 ) -> list[RunOutcome]:
     """Run every request's missing seeds on one executor, finalizing each run directory as soon as its last
     seed is in (claims, figures, ``result.json``), while the other runs go on.
 
-    Units are submitted in :func:`schedule` order, with ``seed_seconds(request)`` (an estimate of one seed's
-    time, e.g. from the published run; default: all equal) as their length.
-    A corrupt file in a run directory is a :class:`UserError` naming it; with ``redo_corrupt`` it is
-    removed and its unit runs again. A user fault in a unit stops the call: the runs already finalized stay,
-    what the call wrote for the others is removed. ``on_event(kind, payload)`` receives ``("start", {key:
-    total})``, ``("skip", request)`` for resumed units, ``("done", outcome)`` per finished unit (progress bars
-    hang off it), ``("note", line)`` for a unit's long stage or artefact build (serial and process executors;
-    see ``core.executors.note``), ``("finalize", key)`` before a run's claims and figures and ``("finalized",
-    outcome)`` after them.
+    Units are submitted in :func:`schedule` order, with ``seed_seconds(request)`` (estimated seed times, e.g.
+    from the published run; default: all equal) as their lengths. Two requests of the same run (paper, preset,
+    config) are a :class:`UserError`. A corrupt file in a run directory is a :class:`UserError` naming it; with
+    ``redo_corrupt`` it is removed and its unit runs again. A user fault in a unit stops the call: the runs
+    already finalized stay, what the call wrote for the others is removed. An exception while finalizing one
+    run (its claims code) is raised when the other runs' seeds are done.
+
+    ``on_event(kind, payload)`` receives ``("start", {i: (seeds, resumed)})`` with ``i`` the request's index,
+    ``("done", (i, outcome))`` per finished unit (progress bars hang off it), ``("note", line)`` for a unit's long
+    stage or artefact build (serial and process executors; see ``core.executors.note``), ``("finalize", i)``
+    before a run's claims and figures and ``("finalized", run_outcome)`` after them.
     """
     requests = list(requests)
     root = Path(root)
     emit = on_event or (lambda kind, payload: None)
+    runs = [(r.paper.slug, r.preset, r.hash) for r in requests]
+    if len(set(runs)) < len(runs):
+        twice = sorted({f"{run[0]} [{run[1]}]" for run in runs if runs.count(run) > 1})
+        raise UserError(f"the same run asked for twice: {', '.join(twice)}")
     units: list[Unit] = []
     skipped: dict[int, int] = {}
     dirs: dict[int, Path] = {}
@@ -311,17 +338,23 @@ def execute_runs(
         skipped[i] = len(req.seeds) - len(todo[i])
         units += req.units(todo[i], root, code[i])
     emit("start", {i: (len(r.seeds), skipped[i]) for i, r in enumerate(requests)})
-    index = {(r.paper.slug, r.preset, r.hash): i for i, r in enumerate(requests)}
-    per_seed = {i: float(seed_seconds(r)) if seed_seconds else 0.0 for i, r in enumerate(requests)}
-    units = schedule(units, lambda u: per_seed[index[(u.slug, u.preset, u.config_hash)]])
+    index = {run: i for i, run in enumerate(runs)}
+    estimate = {i: seed_seconds(r) if seed_seconds else SeedSeconds(0.0, 0.0) for i, r in enumerate(requests)}
+    units = schedule(units, lambda u: estimate[index[(u.slug, u.preset, u.config_hash)]])
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
     left = {i: len(todo[i]) for i in range(len(requests))}
     outcomes: dict[int, RunOutcome] = {}
     start = time.perf_counter()
 
+    broken: list[BaseException] = []  # a run whose claims code raised: the others' seeds still run
+
     def finalize(i: int) -> None:
         emit("finalize", i)
-        result = _finalize(requests[i], dirs[i], failed[i], time.perf_counter() - start, device, code[i])
+        try:
+            result = _finalize(requests[i], dirs[i], failed[i], time.perf_counter() - start, device, code[i])
+        except Exception as exc:  # noqa: BLE001 (raised below, once every seed is in)
+            broken.append(exc)
+            return
         outcomes[i] = RunOutcome(requests[i], dirs[i], result, skipped[i], failed[i])
         emit("finalized", outcomes[i])
 
@@ -349,9 +382,11 @@ def execute_runs(
     except UserError:  # a user fault in a seed, or an executor that cannot start: leave nothing unfinished behind
         open_runs = [i for i in range(len(requests)) if i not in outcomes]
         kept = [dirs[i] for i in outcomes]
-        _undo([created[i] for i in open_runs if i in created and not any(d.is_relative_to(created[i]) for d in kept)],
+        _undo([_removable(created[i], dirs[i], kept) for i in open_runs if i in created],
               [p for i in open_runs for p in written[i]])
         raise
+    if broken:
+        raise broken[0]
     return [outcomes[i] for i in range(len(requests))]
 
 
