@@ -509,9 +509,22 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     if not only:
         update_top_readme(results, slugs)
     _console().print(f"report: {index}")
+    _print_times(_console(), outcomes)
     _console().print(f"reproduce: {len(slugs)} paper(s) at {preset} in {time.perf_counter() - start:.0f} s wall time "
                      f"({executor} executor)")
     return 1 if any(o.failed for o in outcomes) else 0
+
+
+def _print_times(con, outcomes) -> None:
+    """Per paper, slowest first: its seeds' summed wall time (the resumed ones as recorded when they ran) and when
+    into the call it was finalized (``provenance["elapsed_s"]``): where a reproduction's time went."""
+    rows = sorted(((sum(s.wall_time for s in o.result.seeds), o) for o in outcomes if o.result is not None),
+                  key=lambda r: -r[0])
+    for secs, o in rows:
+        done = int(o.result.provenance.get("elapsed_s") or 0)
+        con.print(f"time: {o.request.paper.slug} [{o.request.preset}] {len(o.result.seeds)} seeds, {secs:.0f} s of "
+                  f"seed time, finished {done // 60}:{done % 60:02d} into the run"
+                  + (f" ({o.skipped} resumed)" if o.skipped else ""), markup=False, highlight=False, soft_wrap=True)
 
 
 def heldout(preset: str, executor: str, workers: Optional[int], address: Optional[str], only: Optional[str],

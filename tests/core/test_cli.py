@@ -157,6 +157,7 @@ def test_reproduce_at_smoke_publishes_nothing(tmp_path):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "report" / "index.html").is_file() and list((tmp_path / "runs" / "_template").iterdir())
     assert not list(tmp_path.glob("results/**/*.json")) and "published:" not in out.stdout
+    assert re.search(r"time: _template \[smoke\] 1 seeds, \d+ s of seed time, finished 0:\d\d into the run", out.stdout)
 
 
 def test_heldout_prints_its_verdicts_in_80_columns(tmp_path, monkeypatch, capsys):
