@@ -1,8 +1,9 @@
 """Benchmark: per-layer GPTQ (4 bits, groups of 64) and SparseGPT (50% 2:4) of compressed_trust against
 llmcompressor (the best peer on PyPI; it runs both on a CPU) and against this package's column-by-column
 references (an explicit inverse Hessian, one column at a time, as in OBQ / the papers' derivations), on the
-same SmolLM2-135M-Instruct layers and calibration batch. Medians of 3 runs, one thread; errors are the
-relative output error tr(D H D^T) / tr(W H W^T) on that batch.
+same SmolLM2-135M-Instruct layers and calibration batch. Medians of 3 rounds, one thread, ours and the peer timed
+in turns within each round (the peer in a process of its own per round); errors are the relative output error
+tr(D H D^T) / tr(W H W^T) on that batch.
 
 llmcompressor pins transformers <= 5.17 (this package's environment has 5.24), so it runs in its own
 environment, built by `make bench` into runs/bench-llmcompressor (or give its python as
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -51,15 +53,39 @@ def gptq_reference(W: torch.Tensor, H: torch.Tensor, bits: int, group: int) -> t
     return Q.float()
 
 
-def peer(W: torch.Tensor, H: torch.Tensor) -> dict | None:
+def peer(W: torch.Tensor, H: torch.Tensor, repeats: int = 1) -> dict | None:
+    """llmcompressor's GPTQ and SparseGPT of one layer in the peer's environment (after a warm-up call each):
+    their weights and median seconds over ``repeats``; None without the peer environment."""
     if not PEER.is_file():
         return None
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.pt", Path(tmp) / "out.pt"
         torch.save({"W": W, "H": H, "bits": 4, "group": 64}, src)
         subprocess.run([str(PEER), str(REPO / "benchmarks" / "peers" / "llmcompressor_layer.py"), str(src), str(dst),
-                        "3"], check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                        str(repeats)], check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
         return torch.load(dst)
+
+
+def interleaved(rows: dict, W: torch.Tensor, H: torch.Tensor, rounds: int) -> tuple[dict, dict | None]:
+    """Median seconds of each of ``rows`` (ours) and of the peer's two methods, timed in turns, ``rounds`` times:
+    ours once each (after a warm-up), then one peer process (one timed call of each method), so that a change in
+    the machine's speed during the benchmark falls on both sides alike."""
+    for f in rows.values():
+        f()
+    ours: dict = {k: [] for k in rows}
+    theirs: dict = {"gptq": [], "sparsegpt": []}
+    got = None
+    for _ in range(rounds):
+        for k, f in rows.items():
+            ours[k].append(median_time(f, repeats=1, warmup=False))
+        got = peer(W, H)
+        if got is not None:
+            for m in theirs:
+                theirs[m].append(got[f"{m}_s"])
+    times = {k: statistics.median(v) for k, v in ours.items()}
+    if got is None:
+        return times, None
+    return times, {**got, **{f"{m}_s": statistics.median(v) for m, v in theirs.items()}}
 
 
 if __name__ == "__main__":
@@ -82,9 +108,8 @@ if __name__ == "__main__":
         }
         if args.reference:
             rows[("gptq", "reference")] = lambda: gptq_reference(W, H, 4, 64)
-        times = {k: median_time(f, repeats=3) for k, f in rows.items()}
+        times, got = interleaved(rows, W, H, rounds=3)
         errs = {k: C.relative_error(W, f(), H) for k, f in rows.items()}
-        got = peer(W, H)
         if got is not None:
             for m in ("gptq", "sparsegpt"):
                 times[(m, "llmcompressor")] = got[f"{m}_s"]
