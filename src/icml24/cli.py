@@ -300,9 +300,9 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
 
 
-def _published_seed_seconds(results: Path):
-    """Estimated seed times per request, for the executor's order (``core.store.schedule``), from the paper's
-    published run at that preset: the longest of its seeds for the first seed (which builds the artefacts, where
+def _published_seed_seconds(results: Path, slug: str, preset: str):
+    """Estimated seed times of ``slug`` at ``preset``, for the executor's order (``core.store.schedule``), from the
+    paper's published run there: the longest of its seeds for the first seed (which builds the artefacts, where
     the published run built them) and the median for the others; infinity where there is none (a paper never
     published goes first: its length is unknown)."""
     import statistics
@@ -310,14 +310,12 @@ def _published_seed_seconds(results: Path):
     from icml24.core.results import read_json
     from icml24.core.store import SeedSeconds
 
-    def seconds(req) -> SeedSeconds:
-        path = results / req.paper.slug / f"{req.preset}.json"
-        try:
-            times = [float(s["wall_time"]) for s in read_json(path)["seeds"]] if path.is_file() else []
-        except (OSError, ValueError, KeyError, TypeError):  # an unreadable summary costs only the order
-            times = []
-        return SeedSeconds(max(times), statistics.median(times)) if times else SeedSeconds(math.inf, math.inf)
-    return seconds
+    path = results / slug / f"{preset}.json"
+    try:
+        times = [float(s["wall_time"]) for s in read_json(path)["seeds"]] if path.is_file() else []
+    except (OSError, ValueError, KeyError, TypeError):  # an unreadable summary costs only the order
+        times = []
+    return SeedSeconds(max(times), statistics.median(times)) if times else SeedSeconds(math.inf, math.inf)
 
 
 def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok,
@@ -340,7 +338,7 @@ def _run_requests(requests, out: Path, results: Path, executor: str, workers, ad
 
         outcomes = execute_runs(requests, root=out, executor=executor, workers=workers, address=address,
                                 device=device or "cpu", on_event=on_event, redo_corrupt=redo_corrupt,
-                                seed_seconds=_published_seed_seconds(results))
+                                seed_seconds=lambda r: _published_seed_seconds(results, r.paper.slug, r.preset))
     con = _console()
     for c in sorted(caches):
         size = _size(c)  # one walk of the cache folder
@@ -423,13 +421,10 @@ def run(slug: str, preset: str, seeds: Optional[str], sets: List[str], executor:
 def _warn_full_on_cpu(requests, results: Path) -> None:
     """FULL is the paper's scale: say so before it starts on a CPU (run, reproduce, heldout), with the seed count
     and what a QUICK seed took where it was published. A warning only: FULL on a CPU is allowed."""
-    from icml24.core.store import RunRequest
-
-    quick_seconds = _published_seed_seconds(results)
     for req in requests:
         if req.preset != "full" or getattr(req.config, "device", "cpu") != "cpu":
             continue
-        quick = quick_seconds(RunRequest(req.paper, "quick", req.config, req.seeds)).other
+        quick = _published_seed_seconds(results, req.paper.slug, "quick").other
         per_seed = (f"; a QUICK seed took {quick:.0f} s where it was published, a FULL one is larger"
                     if math.isfinite(quick) else "")
         print(f"{req.paper.slug} [full]: the paper's scale on the CPU, {len(req.seeds)} seeds; this can take hours"

@@ -188,17 +188,14 @@ def test_the_executor_order_reads_each_papers_published_seed_times(tmp_path):
     import math
 
     from icml24.cli import _published_seed_seconds
-    from icml24.core.registry import get_paper
-    from icml24.core.store import RunRequest
-
-    def request(slug):
-        paper = get_paper(slug)
-        return RunRequest(paper, "quick", paper.preset("quick"), (0,))
 
     (tmp_path / "pcdeq").mkdir()
     (tmp_path / "pcdeq" / "quick.json").write_text(json.dumps({"seeds": [{"wall_time": t} for t in (9.0, 1.0, 4.0)]}))
     (tmp_path / "brf").mkdir()
     (tmp_path / "brf" / "quick.json").write_text("{not json")
-    seconds = _published_seed_seconds(tmp_path)
-    assert seconds(request("pcdeq")) == (9.0, 4.0)  # the first seed (artefact builds): the longest; others: median
-    assert seconds(request("brf")) == (math.inf, math.inf) == seconds(request("acpo"))
+
+    def seconds(slug):
+        return _published_seed_seconds(tmp_path, slug, "quick")
+
+    assert seconds("pcdeq") == (9.0, 4.0)  # the first seed (artefact builds): the longest; others: median
+    assert seconds("brf") == (math.inf, math.inf) == seconds("acpo")

@@ -263,28 +263,28 @@ class UnitContext(RunContext):
 @contextmanager
 def _build_lock(cache_dir: Path, key: str, what: str) -> Iterator[None]:
     """Held while a process that did not find the artefact ``key`` in the cache looks again and builds it: an
-    exclusive ``flock`` on ``cache_dir/.<key>.lock``. A second worker that asks for the same artefact meanwhile
-    waits, then finds it cached, where without the lock both would build it (purified_il's expert: about 10
-    minutes each, seiko's pretrained model, each LLM paper's converted SmolLM2). The numbers do not depend on
-    it: a built artefact is the same whoever builds it. The kernel drops the lock when its holder dies (a failed
-    build leaves nothing, and the waiter builds it itself). A build must not ask for its own artefact (the
-    process would wait for itself); builds that ask for other artefacts (fabe's rewrites ask for SmolLM2) are
-    fine, as long as no two artefacts ask for each other."""
-    import fcntl
+    exclusive lock on ``cache_dir/.<key>.lock`` (``filelock``, which torch installs and the tests' shared builds
+    use too). A second worker that asks for the same artefact meanwhile waits, then finds it cached, where
+    without the lock both would build it (purified_il's expert: about 10 minutes each, seiko's pretrained model,
+    each LLM paper's converted SmolLM2). The numbers do not depend on it: a built artefact is the same whoever
+    builds it. The lock goes with its holder's death (a failed build leaves nothing, and the waiter builds it
+    itself). A build must not ask for its own artefact (the process would wait for itself); builds that ask for
+    other artefacts (fabe's rewrites ask for SmolLM2) are fine, as long as no two artefacts ask for each other."""
+    from filelock import FileLock, Timeout
 
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / f".{key}.lock", "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            note(f"{what}: another worker is building it; waiting")
-            start = time.perf_counter()
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            note(f"{what}: the other worker is done after {time.perf_counter() - start:.1f} s")
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    lock = FileLock(cache_dir / f".{key}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        note(f"{what}: another worker is building it; waiting")
+        start = time.perf_counter()
+        lock.acquire()
+        note(f"{what}: the other worker is done after {time.perf_counter() - start:.1f} s")
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def unit_context(unit: Unit) -> UnitContext:

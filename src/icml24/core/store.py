@@ -344,9 +344,8 @@ def execute_runs(
     failed: dict[int, dict[int, str]] = {i: {} for i in range(len(requests))}
     left = {i: len(todo[i]) for i in range(len(requests))}
     outcomes: dict[int, RunOutcome] = {}
-    start = time.perf_counter()
-
     broken: list[BaseException] = []  # a run whose claims code raised: the others' seeds still run
+    start = time.perf_counter()
 
     def finalize(i: int) -> None:
         emit("finalize", i)
