@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -44,12 +47,32 @@ def ray_turn(request, tmp_path_factory):
         yield
 
 
+@contextmanager
+def gguf_parsed_once() -> Iterator[None]:
+    """Within the block, ``gguf.GGUFReader`` and ``gguf.get_tensor_name_map`` remember what they returned.
+
+    Transformers parses a GGUF file three times to load one model (tokenizer, config, weights; 8 s each for
+    SmolLM2, most of it reading the 49k-token vocabulary one memmap slice at a time) and rebuilds gguf's
+    tensor-name table once per module (397 times, 11 s). With both remembered the conversion writes the
+    same bytes (every file compared) in 15 s instead of 36 s. Only the tests use this: ``common/llm.py`` is
+    in the LLM papers' code hash, so changing it there would unpublish their results."""
+    import gguf
+
+    saved = gguf.GGUFReader, gguf.get_tensor_name_map
+    gguf.GGUFReader = functools.lru_cache(maxsize=None)(saved[0])
+    gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(saved[1])
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = saved
+
+
 @pytest.fixture(scope="session")
 def smollm2_cache(request, tmp_path_factory):
     """A callable that puts SmolLM2's converted artefact into a test's cache folder. The GGUF is dequantised
-    once per test run (about 25 s; under pytest-xdist the workers share it through a lock in the run's common
-    temporary folder) and hard-linked into each folder that asks, so the tests that read the real model share
-    one conversion; what is linked is exactly what ``llm.smollm2`` builds under its own key."""
+    once per test run (about 15 s with :func:`gguf_parsed_once`; under pytest-xdist the workers share it
+    through a lock in the run's common temporary folder) and hard-linked into each folder that asks, so the
+    tests that read the real model share one conversion; what is linked is exactly what ``llm.smollm2`` builds under its own key."""
     import shutil
 
     from filelock import FileLock
@@ -61,7 +84,8 @@ def smollm2_cache(request, tmp_path_factory):
     root = shared / "smollm2-once"
     with FileLock(str(shared / "smollm2-once.lock")):
         if not root.is_dir():
-            llm.smollm2(RunContext(cache_dir=root))     # the conversion, by the first worker that asks
+            with gguf_parsed_once():
+                llm.smollm2(RunContext(cache_dir=root))     # the conversion, by the first worker that asks
     (built,) = [p for p in root.iterdir() if p.is_dir()]
     assert not any(p.name.startswith(".tmp") for p in root.iterdir())   # the build left no temporary folder
 

@@ -47,3 +47,24 @@ def test_rl_gae_matches_the_definition_and_average_gae_with_lambda_one_telescope
     nv = np.vstack([v[1:], rng.normal(size=(1, 3))])           # a consistent trajectory: V(s_{t+1}) = v[t+1]
     a = average_gae(r, v, nv, rho=0.3, lam=1.0)
     assert a[0] == pytest.approx((r - 0.3).sum(0) + nv[-1] - v[0])
+
+
+def test_gguf_parsed_once_remembers_within_the_block_and_restores_after(tmp_path):
+    gguf = pytest.importorskip("gguf")
+    from conftest import gguf_parsed_once
+
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_tensor("token_embd.weight", np.arange(8, dtype=np.float32).reshape(2, 4))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    original = gguf.GGUFReader, gguf.get_tensor_name_map
+    with gguf_parsed_once():
+        first = gguf.GGUFReader(path)
+        assert gguf.GGUFReader(path) is first                    # the second parse is the first one's reader
+        assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2) is gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2)
+        assert first.tensors[0].data.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == original
+    assert gguf.GGUFReader(path) is not gguf.GGUFReader(path)     # outside the block every call parses again
