@@ -72,7 +72,8 @@ def smollm2_cache(request, tmp_path_factory):
     """A callable that puts SmolLM2's converted artefact into a test's cache folder. The GGUF is dequantised
     once per test run (about 15 s with :func:`gguf_parsed_once`; under pytest-xdist the workers share it
     through a lock in the run's common temporary folder) and hard-linked into each folder that asks, so the
-    tests that read the real model share one conversion; what is linked is exactly what ``llm.smollm2`` builds under its own key."""
+    tests that read the real model share one conversion; what is linked is exactly what ``llm.smollm2`` builds
+    under its own key."""
     import shutil
 
     from filelock import FileLock
