@@ -318,7 +318,7 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
     from icml24.papers.steerfair.config import QUICK
     from icml24.papers.steerfair.experiment import llm_stage
 
-    cfg = replace(QUICK, llm_test=3, llm_unlabelled=2, llm_k=3)
+    cfg = replace(QUICK, llm_test=3, llm_unlabelled=2, llm_heldout=3, llm_alphas=(1.0, 4.0), llm_k=3)
     ctx = RunContext(cache_dir=smollm2_cache(tmp_path))          # the conversion, built once per session
     with RunContext.threads(2):
         out = llm_stage(cfg, 0, ctx)
