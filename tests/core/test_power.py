@@ -132,3 +132,26 @@ def test_seeds_for_power_follows_the_square_root_law():
     assert n is not None and 22 <= n <= 40
     at_ceiling = Claim("C", "s", "w", "within", "a", bands={"quick": Band(lo=0.6)}, effect=Effect(0.5, "test"))
     assert seeds_for_power(at_ceiling, r, "quick", max_seeds=64) is None  # the effect lies outside the band
+
+
+def test_a_published_inconclusive_claim_says_how_many_seeds_would_see_the_effect():
+    """``core.store.judge`` adds ``seeds_needed`` to inconclusive claims only: the seeds_for_power answer, or
+    MAX_SEEDS + 1 where the band cannot be reached; the verdict label shows it."""
+    from types import SimpleNamespace
+
+    from icml24.core.claims import MAX_SEEDS, seeds_for_power
+    from icml24.core.store import _with_seeds_needed
+
+    r = run_of([{"a": float(v)} for v in 0.1 + normal_scores(8, 1.0)])      # the paper's 0.5, measured 0.1: blind
+    blind = Claim("C", "s", "w", "within", "a", bands={"quick": Band(lo=0)}, effect=Effect(0.5, "test"))
+    ceiling = Claim("D", "s", "w", "within", "a", bands={"quick": Band(lo=0.6)}, effect=Effect(0.5, "test"))
+    easy = Claim("E", "s", "w", "within", "a", bands={"quick": Band(lo=-5)}, effect=Effect(0.5, "test"))
+    paper = SimpleNamespace(claims=[blind, ceiling, easy])
+    out = {c.id: _with_seeds_needed(paper, evaluate(c, r, "quick"), r, "quick") for c in paper.claims}
+    assert out["C"].verdict is Verdict.INCONCLUSIVE and out["C"].seeds_needed == seeds_for_power(blind, r, "quick")
+    assert 22 <= out["C"].seeds_needed <= 40                                   # ((1.96 + 0.84) / 0.5)^2 = 31
+    assert out["C"].label == f"inconclusive (power {out['C'].power:.2f}; 0.8 at about {out['C'].seeds_needed} seeds)"
+    assert out["D"].verdict is Verdict.INCONCLUSIVE and out["D"].seeds_needed == MAX_SEEDS + 1
+    assert out["D"].label.endswith("; 0.8 not within 512 seeds)")
+    assert out["E"].verdict is Verdict.PASS and out["E"].seeds_needed is None and out["E"].label == "pass"
+    assert type(out["C"]).from_dict(out["C"].to_dict()) == out["C"]            # stored and read back

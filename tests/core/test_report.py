@@ -40,6 +40,20 @@ def test_pages_exist_and_text_is_escaped(site):
     assert 'href="papers/_template.html"' in index and "icml24 maintainers" in index
 
 
+def test_an_inconclusive_claim_says_on_a_line_of_its_own_how_many_seeds_would_see_the_effect(tmp_path):
+    from icml24.core.claims import seeds_note
+    from icml24.core.results import read_json
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    claims = read_json(results / "ci_gcl" / "quick.json")["claims"]
+    (c,) = [c for c in claims if c["claim_id"] == "C2a"]
+    assert c["verdict"] == "inconclusive" and seeds_note(c) == f"0.8 at about {c['seeds_needed']} seeds"
+    build_report(tmp_path / "report", results, slugs=["ci_gcl"])
+    page = (tmp_path / "report" / "papers" / "ci_gcl.html").read_text()
+    pill = f"inconclusive (power {c['power']:.2f})</span>"
+    assert pill + f'<div class="detail">power {seeds_note(c)}</div>' in page
+
+
 def test_missing_results_say_not_run(tmp_path):
     index = build_report(tmp_path / "report", tmp_path / "nothing", slugs=["_template"])
     assert "not run" in index.read_text()

@@ -228,11 +228,16 @@ class ClaimResult:
     power: float = math.nan
     effect: float = math.nan
     effect_source: str = ""
+    seeds_needed: int | None = None
+    """Inconclusive claims only, set where a run is published or re-checked (``core.store.judge``): the fewest
+    seeds at which the power would reach 0.8 at this run's spread (:func:`seeds_for_power`'s grid), or
+    ``MAX_SEEDS + 1`` where even :data:`MAX_SEEDS` would not; None where not computed."""
 
     @property
     def label(self) -> str:
-        """The verdict as shown: ``inconclusive (power 0.42)`` carries its power (:func:`verdict_label`)."""
-        return verdict_label({"verdict": self.verdict.value, "power": self.power})
+        """The verdict as shown: ``inconclusive (power 0.42; 0.8 at about 31 seeds)`` carries its power and,
+        where computed, the seeds that would let the run see the paper's effect (:func:`verdict_label`)."""
+        return verdict_label({"verdict": self.verdict.value, "power": self.power, "seeds_needed": self.seeds_needed})
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -252,11 +257,31 @@ def _fmt_power(p: float | None) -> str:
     return "-" if p is None or math.isnan(p) else f"{p:.2f}"
 
 
-def verdict_label(c: Mapping[str, Any]) -> str:
-    """:attr:`ClaimResult.label` of a stored claim dict (``results/<slug>/<preset>.json``)."""
+def verdict_label(c: Mapping[str, Any], seeds: bool = True) -> str:
+    """:attr:`ClaimResult.label` of a stored claim dict (``results/<slug>/<preset>.json``); ``seeds=False`` leaves
+    out :func:`seeds_note` (the report shows it on a line of its own).
+
+    >>> verdict_label({"verdict": "inconclusive", "power": 0.5, "seeds_needed": 27})
+    'inconclusive (power 0.50; 0.8 at about 27 seeds)'
+    >>> verdict_label({"verdict": "inconclusive", "power": 0.5, "seeds_needed": 27}, seeds=False)
+    'inconclusive (power 0.50)'
+    """
     if c["verdict"] == Verdict.INCONCLUSIVE.value:
-        return f"inconclusive (power {_fmt_power(c.get('power'))})"
+        note = seeds_note(c) if seeds else ""
+        return f"inconclusive (power {_fmt_power(c.get('power'))}{'; ' + note if note else ''})"
     return str(c["verdict"])
+
+
+def seeds_note(c: Mapping[str, Any]) -> str:
+    """How many seeds would give a stored inconclusive claim power 0.8 (its ``seeds_needed``); '' where not computed.
+
+    >>> seeds_note({"verdict": "inconclusive", "power": 0.01, "seeds_needed": MAX_SEEDS + 1})
+    '0.8 not within 512 seeds'
+    """
+    need = c.get("seeds_needed")
+    if c["verdict"] != Verdict.INCONCLUSIVE.value or need is None:
+        return ""
+    return f"0.8 not within {MAX_SEEDS} seeds" if need > MAX_SEEDS else f"0.8 at about {need} seeds"
 
 
 def _nan(x: float) -> bool:
@@ -340,8 +365,12 @@ def claim_power(claim: Claim, result: "RunResult", preset: str, n_seeds: int | N
     return power.pass_rate(planted.values, band.contains, constraint=claim.kind == "constraint", n_seeds=n_seeds)
 
 
+MAX_SEEDS = 512
+"""The largest run :func:`seeds_for_power` considers."""
+
+
 def seeds_for_power(claim: Claim, result: "RunResult", preset: str, target: float = 0.8,
-                    max_seeds: int = 512) -> int | None:
+                    max_seeds: int = MAX_SEEDS) -> int | None:
     """The fewest seeds (on a grid growing by 1.25x) at which ``claim`` would have power >= ``target`` at
     ``result``'s spread; None if even ``max_seeds`` would not (an effect the band cannot reach, a
     baseline at its ceiling) or the power cannot be computed. Sizes a preset from a pilot run."""

@@ -194,7 +194,7 @@ def judge(paper: Paper, result: R.RunResult, preset: str) -> list:
     have = {str(s.seed) for s in result.seeds}
     raised = {k: v for k, v in result.diverged.items() if k not in have}
     if not raised:
-        return paper.check(result, preset)
+        return [_with_seeds_needed(paper, c, result, preset) for c in paper.check(result, preset)]
     first, why = next(iter(sorted(raised.items(), key=lambda kv: int(kv[0]))))
     detail = f"seed {first} diverged ({why[0]})" + (f" and {len(raised) - 1} more" if len(raised) > 1 else "")
     if result.seeds:
@@ -204,6 +204,18 @@ def judge(paper: Paper, result: R.RunResult, preset: str) -> list:
     return [ClaimResult(c.id, c.kind, preset, Verdict.NOT_CHECKABLE, nan, nan, nan, 0,
                         c.bands[preset].describe() if preset in c.bands else "not checkable", detail, c.statement,
                         c.where, c.paper_value) for c in paper.claims]
+
+
+def _with_seeds_needed(paper: Paper, c: Any, result: R.RunResult, preset: str) -> Any:
+    """``c`` (a ClaimResult) with ``seeds_needed`` where it is inconclusive with a computed power: how many seeds
+    would let the run see the paper's effect (``core.claims.seeds_for_power``; under a second per claim)."""
+    from icml24.core.claims import MAX_SEEDS, Verdict, seeds_for_power
+
+    if c.verdict is not Verdict.INCONCLUSIVE or math.isnan(c.power):
+        return c
+    (claim,) = [k for k in paper.claims if k.id == c.claim_id]
+    n = seeds_for_power(claim, result, preset)
+    return dataclasses.replace(c, seeds_needed=MAX_SEEDS + 1 if n is None else n)
 
 
 def _load(path: Path, redo_corrupt: bool) -> Any:

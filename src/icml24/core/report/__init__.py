@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from icml24.core import results as R
-from icml24.core.claims import VERDICTS, verdict_label
+from icml24.core.claims import VERDICTS, seeds_note, verdict_label
 from icml24.core.publish import fmt, fmt_power
 from icml24.core.registry import get_paper
 from icml24.core.report import markdown
@@ -62,6 +62,7 @@ def build_report(out: str | Path = "report", results_root: str | Path = "results
     env.filters["fmt"] = fmt
     env.filters["power"] = fmt_power
     env.filters["verdict_label"] = verdict_label
+    env.filters["seeds_note"] = seeds_note
     env.filters["md"] = markdown.render
     papers = [_paper_context(s, results_root, preset) for s in slugs]
     papers.sort(key=lambda p: p["card"].number)
