@@ -84,7 +84,7 @@ FULL = Config(env="HalfCheetah-v5", expert_steps=1_000_000, checkpoint_every=50_
               d1_steps=(300_000, 150_000, 50_000), noise_levels=(0.25, 0.4, 0.6), n_optimal=50, n_noisy=500,
               episodes=2, ddpm_hidden=1024, ddpm_layers=4, ddpm_steps=20_000, ddpm_lr=1e-4, ddpm_batch=512,
               bc_steps=10_000, curve_points=500, eval_episodes=10, device="cuda")
-SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
+SEEDS = {"smoke": (0,), "quick": tuple(range(20)), "full": tuple(range(10))}
 #: Seeds of the pilot that sized QUICK and its noise (outside the claim seeds and the held-out seeds 1000+).
 PILOT_SEEDS = (100, 101, 102, 103)
 
