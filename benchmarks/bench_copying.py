@@ -15,27 +15,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from icml24.core.bench import Clock, Timing, median_timing, pin_threads, ratio_row
+from icml24.core.bench import interleaved, pin_threads, ratio_row
 from icml24.papers.copying.experiment import QUICK, build_model
 from icml24.papers.copying.model import MambaMixer, RMSNorm, selective_scan, selective_scan_naive
 from icml24.papers.copying.tasks import masked_lm_loss, packed_batch
 
 B, L, D, N, LAYERS = 8, 256, 128, 16, 2
 E = 2 * D
-
-
-def interleaved(fns: dict, repeats: int = 7) -> dict[str, Timing]:
-    """Median seconds per call of each function (wall, with CPU), the calls of one repeat interleaved (after a
-    warm-up)."""
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
-    for f in fns.values():
-        f()
-    for _ in range(repeats):
-        for k, f in fns.items():
-            clock = Clock()
-            f()
-            times[k].append(clock.split())
-    return {k: median_timing(v) for k, v in times.items()}
 
 
 def scan_inputs():

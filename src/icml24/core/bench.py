@@ -65,23 +65,47 @@ class Clock:
         return (time.perf_counter() - self.wall) / per, (time.process_time() - self.cpu) / per
 
 
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int = 7) -> dict[str, Timing]:
+    """Median seconds per call of each function (wall, with CPU), the calls of one repeat interleaved (after a
+    warm-up call of each), so that a machine whose speed drifts slows every side alike.
+
+    >>> t = interleaved({"a": lambda: sum(range(100)), "b": lambda: sum(range(10))}, repeats=3)
+    >>> sorted(t), t["a"] >= 0
+    (['a', 'b'], True)
+    """
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    for f in fns.values():
+        f()
+    for _ in range(repeats):
+        for k, f in fns.items():
+            clock = Clock()
+            f()
+            times[k].append(clock.split())
+    return {k: median_timing(v) for k, v in times.items()}
+
+
 POOL_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
 """Environment variables that size the thread pools torch, numpy's BLAS and numba start (read at import)."""
 
 
 def pin_threads(n: int = 1) -> None:
-    """Every thread pool of this process at ``n`` threads: torch's intra-op pool, the BLAS and OpenMP pools
-    (threadpoolctl) and numba's, so that wall time is CPU time and nothing oversubscribes the cores."""
+    """Every thread pool of this process at ``n`` threads: numba's, torch's intra-op pool, and the BLAS and
+    OpenMP pools (threadpoolctl). threadpoolctl reaches only the libraries loaded when it is called, so the
+    lazily loaded ones are loaded first: numba's threading layer (an OpenMP runtime) and scipy's OpenBLAS,
+    which numba's ``np.dot`` calls (left alone it runs a second thread, and a benchmark's wall time is no
+    longer its CPU time)."""
     import torch
     from threadpoolctl import threadpool_limits
 
-    torch.set_num_threads(n)
-    threadpool_limits(n)
     try:
         import numba
+        import scipy.linalg.cython_blas  # noqa: F401  (numba's BLAS, loaded on the first compiled np.dot)
     except ImportError:
-        return
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+        pass
+    else:
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+    torch.set_num_threads(n)
+    threadpool_limits(n)
 
 
 RATIO_MARK = "RATIO\t"  # prefix of the machine-readable rows that benchmarks/summary.py collects

@@ -9,11 +9,12 @@ as spiking hardware computes it; cost proportional to the spike rate, 0.03-0.14 
 so is its weight gradient sum_t z_{t-1}^T dI_t; the BRF adjoint product dI_t W^T and ALIF's products are
 dense (BLAS). The sums run in ascending neuron order, where BLAS blocks them: equal in float64 to round-off;
 in float32 a last-bit difference can flip a spike at the threshold, after which two runs part. The arrays
-are numpy views of the layer's CPU tensors (float32 or float64, C-contiguous); the caller allocates every output. Equations
+are numpy views of the layer's CPU tensors (float32 or float64, C-contiguous); the caller allocates every output (as
+numpy arrays, which get transparent huge pages: :func:`.model._buffers`). Equations
 as in :mod:`.model`: Eq. 3 (Euler step of the RF oscillator), Eq. 4 / 7 (spike with refractory threshold),
 Eq. 8 (smooth reset b_t = b_rest - q_{t-1}). The forward kernels store the spike's argument x_t; the caller
-turns it into the surrogate slope h(x_t) with one vectorised torch call (scalar exp here would be most of
-the forward's time).
+turns it into the surrogate slope h(x_t) with vectorised torch calls, a few steps at a time (scalar exp here
+would be most of the forward's time).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ import numpy as np
 def resonator_forward(drive, w_rec, a_rest, dt_omega, dt, theta, refractory, decay, U, V, Z, X, A):
     """Forward of the BRF (``refractory``) / RF layer: fills U, V (membrane), Z (spikes), X (the spike's
     argument x_t) and A (damping factor a_t = 1 + dt b_t), all (T, B, H), from drive (T, B, H),
-    w_rec (H, H), a_rest = 1 + dt b_rest and dt_omega = dt omega (H,)."""
+    w_rec (H, H), a_rest = 1 + dt b_rest and dt_omega = dt omega (H,). The loop over neurons has no
+    branch (the refractory test is outside it, the spike a select), so LLVM vectorises it; the neurons that
+    fired are gathered from the row of Z afterwards."""
     T, B, H = drive.shape
     u = np.zeros((B, H), drive.dtype)
     v = np.zeros((B, H), drive.dtype)
@@ -34,29 +37,31 @@ def resonator_forward(drive, w_rec, a_rest, dt_omega, dt, theta, refractory, dec
     rec = np.empty(H, drive.dtype)
     fired = np.empty((B, H), np.int64)                              # per row b: the neurons with z_{t-1} = 1
     n_fired = np.zeros(B, np.int64)
+    one, zero = drive.dtype.type(1), drive.dtype.type(0)
     for t in range(T):
         for b in range(B):
             _spike_rows(w_rec, fired[b], n_fired[b], rec)            # (z_{t-1} W)[b] (H,), event-driven
-            n = 0
+            ub, vb, qb, zt = u[b], v[b], q[b], Z[t, b]               # (H,) rows
             for h in range(H):
                 current = drive[t, b, h] + rec[h]                   # I_t
-                a = a_rest[h] - dt * q[b, h] if refractory else a_rest[h]   # 1 + dt (b_rest - q_{t-1}), Eq. 8
-                u_new = current * dt + a * u[b, h] - dt_omega[h] * v[b, h]  # Eq. 3
-                v[b, h] = a * v[b, h] + dt_omega[h] * u[b, h]
-                u[b, h] = u_new
-                x = u_new - q[b, h] - theta if refractory else u_new - theta   # Eq. 7 / Eq. 4
-                spike = 0.0
-                if x > 0:
-                    spike = 1.0
-                    fired[b, n] = h
-                    n += 1
+                a = a_rest[h] - dt * qb[h] if refractory else a_rest[h]   # 1 + dt (b_rest - q_{t-1}), Eq. 8
+                u_new = current * dt + a * ub[h] - dt_omega[h] * vb[h]    # Eq. 3
+                v_new = a * vb[h] + dt_omega[h] * ub[h]
+                x = u_new - qb[h] - theta if refractory else u_new - theta   # Eq. 7 / Eq. 4
+                spike = one if x > 0 else zero
                 if refractory:
-                    q[b, h] = decay * q[b, h] + spike               # q_t = 0.9 q_{t-1} + z_t
+                    qb[h] = decay * qb[h] + spike                   # q_t = 0.9 q_{t-1} + z_t
+                ub[h], vb[h] = u_new, v_new
                 U[t, b, h] = u_new
-                V[t, b, h] = v[b, h]
-                Z[t, b, h] = spike
+                V[t, b, h] = v_new
+                zt[h] = spike
                 X[t, b, h] = x
                 A[t, b, h] = a
+            n = 0
+            for h in range(H):
+                if zt[h] != 0:
+                    fired[b, n] = h
+                    n += 1
             n_fired[b] = n
 
 
@@ -72,12 +77,14 @@ def _spike_rows(w, rows, n, out):
 
 @numba.njit(cache=True)
 def resonator_backward(grad_z, dt_w_rec_t, dt_omega, dt, refractory, decay, U, V, Z, S, A, dU, g_b, g_omega, g_w):
-    """Adjoint recursion of :func:`resonator_forward` in reverse time: fills dU (T, B, H), the total dL/du_t,
-    from grad_z = dL/dz_t (T, B, H) and dt_w_rec_t = dt w_rec^T (H, H), and accumulates into g_b, g_omega (H,)
+    """Adjoint recursion of :func:`resonator_forward` in reverse time: fills dU (T, B, H) with dt dL/du_t (the
+    gradient of the drive, which enters u_t as dt I_t; each row is scaled once the recursion has used it) from
+    grad_z = dL/dz_t (T, B, H) and dt_w_rec_t = dt w_rec^T (H, H), and accumulates into g_b, g_omega (H,)
     sum_{t >= 1, b} (du_t u_{t-1} + dv_t v_{t-1}) and (dv_t u_{t-1} - du_t v_{t-1}) (times dt: dL/db_rest,
     dL/domega) and into g_w (H, H) sum_{t >= 1} z_{t-1}^T du_t (times dt: dL/dw_rec, from the spikes Z), so that
     no (T, B, H) product is formed outside."""
     T, B, H = grad_z.shape
+    dt_cast = grad_z.dtype.type(dt)                                 # dt in the buffers' dtype, as torch's mul_(dt)
     au = np.zeros((B, H), grad_z.dtype)                             # dL/du_t, dL/dv_t, dL/dq_t from the future
     av = np.zeros((B, H), grad_z.dtype)
     aq = np.zeros((B, H), grad_z.dtype)
@@ -106,6 +113,7 @@ def resonator_backward(grad_z, dt_w_rec_t, dt_omega, dt, refractory, decay, U, V
                         for k in range(H):
                             g_w[j, k] += dU[t, b, k]
         np.dot(dU[t], dt_w_rec_t, az)                               # I_t = drive_t + z_{t-1} w_rec
+        dU[t] *= dt_cast                                            # dL/ddrive_t = dt dL/du_t
 
 
 @numba.njit(cache=True)
