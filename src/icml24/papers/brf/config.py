@@ -60,7 +60,7 @@ SMOKE = Config(hidden=8, epochs=1, batch_size=128, test_fraction=0.1, max_train=
 QUICK = Config(ps_source="mnist5k20", ps_max_train=1000, ps_max_test=1000, s_epochs=20)
 FULL = Config(hidden=256, epochs=300, batch_size=256, tau_out=(20.0, 1.0), ecg_epochs=400, threads=0, device="cuda",
               digits_source="mnist5k", sd_per_class=300, sd_frames=92)
-SEEDS = {"smoke": (0,), "quick": tuple(range(6)), "full": tuple(range(5))}
+SEEDS = {"smoke": (0,), "quick": tuple(range(10)), "full": tuple(range(5))}
 
 
 def validate(config: Config) -> None:
