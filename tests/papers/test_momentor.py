@@ -311,3 +311,21 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path):
                       "--results", str(tmp_path / "results"), cwd=tmp_path)
         assert out.returncode == 2 and out.stderr.startswith("error:") and out.stderr.count("\n") == 1, out.stderr
         assert list(tmp_path.iterdir()) == []
+
+
+def test_ntp_moves_an_untrained_row_with_its_neighbours():
+    """C2b's statistic on a toy: only rows 0 and 2 of E_out are in the loss. With NTP row 1 receives
+    R_01 g_0 + R_21 g_2 and its update is parallel to theirs (cosine 1); without NTP it does not move (0)."""
+    for propagation, expected in ((True, 1.0), (False, 0.0)):
+        g = torch.Generator().manual_seed(0)
+        tpm = TemporalPerception(3, 4, propagation=propagation, generator=g)
+        start = tpm.E_out.detach().clone()
+        h = torch.randn(4, generator=g)
+        opt = torch.optim.SGD(tpm.parameters(), lr=0.1)
+        for _ in range(5):
+            opt.zero_grad()
+            E_out = tpm.tables().E_out
+            (-(E_out[0] @ h) - (E_out[2] @ h)).backward()       # raise the logits of tokens 0 and 2 for h
+            opt.step()
+        moved = tpm.E_out.detach() - start
+        assert neighbour_cosine(moved, torch.tensor([1])) == pytest.approx(expected, abs=1e-5)

@@ -91,15 +91,16 @@ POOL_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMB
 def pin_threads(n: int = 1) -> None:
     """Every thread pool of this process at ``n`` threads: numba's, torch's intra-op pool, and the BLAS and
     OpenMP pools (threadpoolctl). threadpoolctl reaches only the libraries loaded when it is called, so the
-    lazily loaded ones are loaded first: numba's threading layer (an OpenMP runtime) and scipy's OpenBLAS,
+    lazily loaded ones are loaded first: numba's threading layer (OpenMP, TBB or its own) and scipy's OpenBLAS,
     which numba's ``np.dot`` calls (left alone it runs a second thread, and a benchmark's wall time is no
     longer its CPU time)."""
     import torch
     from threadpoolctl import threadpool_limits
 
+    import scipy.linalg.cython_blas  # noqa: F401  (numba's BLAS, loaded on the first compiled np.dot)
+
     try:
         import numba
-        import scipy.linalg.cython_blas  # noqa: F401  (numba's BLAS, loaded on the first compiled np.dot)
     except ImportError:
         pass
     else:

@@ -183,21 +183,30 @@ def _compiled(kernel: Kernel, drive: torch.Tensor, smooth: bool) -> bool:
     return kernel == "numba" or (kernel == "auto" and drive.device.type == "cpu" and not smooth)
 
 
+_ALIGN = 64  # bytes: the alignment of torch's CPU allocations
+
+
 def _np(*tensors: torch.Tensor) -> tuple[np.ndarray, ...]:
     """C-contiguous numpy views (no copies where already contiguous) of CPU tensors, outside autograd."""
     return tuple(t.detach().contiguous().numpy() for t in tensors)
 
 
 def _buffers(like: torch.Tensor, n: int, compiled: bool) -> list[torch.Tensor]:
-    """``n`` uninitialised tensors shaped and typed like ``like`` ((T, B, H) sequence buffers). For the numba
-    kernels they are numpy arrays wrapped without a copy: numpy advises transparent huge pages for large
-    arrays, which roughly halves the cost of first touching them (a 205 MB buffer at the paper's S-MNIST size:
-    0.036 s against 0.079 s for ``torch.empty`` on the 2-core test machine), and every train step allocates
-    eight of them afresh."""
+    """``n`` uninitialised contiguous tensors of the shape and dtype of ``like`` ((T, B, H) sequence buffers).
+    For the numba kernels they are numpy allocations wrapped without a copy: numpy advises transparent huge
+    pages for large arrays, which makes first touching them cheaper where the kernel's THP mode is ``madvise``
+    (every train step allocates six or seven afresh; brf README). Each starts on a 64-byte boundary, as torch's
+    allocations do, so that the BLAS calls that read them see the same alignment in every run."""
     if not compiled:
-        return [torch.empty_like(like) for _ in range(n)]
+        return [like.new_empty(like.shape) for _ in range(n)]
     dtype = torch.empty(0, dtype=like.dtype).numpy().dtype
-    return [torch.from_numpy(np.empty(tuple(like.shape), dtype)) for _ in range(n)]
+    size = like.numel() * dtype.itemsize
+    out = []
+    for _ in range(n):
+        raw = np.empty(size + _ALIGN, np.uint8)
+        start = -raw.ctypes.data % _ALIGN
+        out.append(torch.from_numpy(raw[start:start + size].view(dtype).reshape(tuple(like.shape))))
+    return out
 
 
 def _slopes_(x: torch.Tensor, block: int = 8) -> torch.Tensor:
@@ -252,7 +261,7 @@ class _ALIFBPTT(torch.autograd.Function):
     def backward(ctx, grad_z):
         w_rec, alpha, rho, I, UR, A, TH, Z, S = ctx.saved_tensors
         T, B, H = Z.shape
-        gI, = _buffers(Z, 1, ctx.compiled)            # dL/dI_t (T, B, H)
+        (gI,) = _buffers(Z, 1, ctx.compiled)          # dL/dI_t (T, B, H)
         w_t = w_rec.t()
         if ctx.compiled:
             acc = np.zeros((2, H))                    # float64 accumulators of dL/dalpha, dL/drho over T x B terms
@@ -340,7 +349,7 @@ class _ResonatorBPTT(torch.autograd.Function):
         w_rec, omega, U, V, Z, S, A = ctx.saved_tensors
         dt, refractory, compiled = ctx.consts
         T, B, H = Z.shape
-        dU, = _buffers(Z, 1, compiled)  # total dL/du_t (T, B, H); the numba kernel leaves dt dL/du_t = dL/ddrive_t
+        (dU,) = _buffers(Z, 1, compiled)  # total dL/du_t (T, B, H); the numba kernel leaves dt dL/du_t = dL/ddrive_t
         dt_omega, dt_w_rec_t = dt * omega, dt * w_rec.t()
         if compiled:  # dL/db_rest, dL/domega and dL/dw_rec (over dt) accumulated inside, in float64
             acc = np.zeros((2, H))

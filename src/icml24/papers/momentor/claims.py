@@ -97,13 +97,15 @@ CLAIMS = (
           ranges={"heldout_miou_ntp": PROB, "heldout_miou_nontp": PROB}),
     Claim("C2b", "NTP makes a token's embedding follow its neighbours' (the mechanism of C2a) [paraphrase].",
           "method, Neighbouring Token Propagation [R]", "order",
-          metric="heldout_cos_ntp", against="heldout_cos_nontp",
-          statistic="per seed, mean cosine of each held-out token's output embedding E_out[h] to E_out[h - 1] and "
-                    "E_out[h + 1], with NTP minus without; CI > 0",
+          metric="heldout_update_cos_ntp", against="heldout_update_cos_nontp",
+          statistic="per seed, mean cosine of what training moved each held-out token's output embedding (E_out[h] "
+                    "after training minus at initialisation) to what it moved E_out[h - 1] and E_out[h + 1], with "
+                    "NTP minus without; CI > 0 (the tables' own cosine, heldout_cos_*, is dominated by the random "
+                    "initialisation: a diagnostic)",
           bands=_BETTER,
           effect=Effect(0.02, "the method states the mechanism, no number", minimal=True,
                         why="'smooth embeddings' read as a cosine to the neighbours at least 0.02 higher"),
-          ranges={"heldout_cos_ntp": CORR, "heldout_cos_nontp": CORR}),
+          ranges={"heldout_update_cos_ntp": CORR, "heldout_update_cos_nontp": CORR}),
     Claim("C3", "Positions relative to the video generalise to durations never seen in training, where number text "
           "does not [paraphrase].", "method, TPM (positions t / D) [R]", "order",
           metric="zs_miou_tpm_fine", against="zs_miou_text_fine",

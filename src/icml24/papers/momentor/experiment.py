@@ -12,8 +12,9 @@ Per seed (all randomness from named streams of ``seed``):
    grid (a perfect discrete-token model);
 3. (``heldout``, C2) at the coarse grid, tokens 1, 4, 7, ... are held out: the training videos' queries use no
    timestamp within one token of them, the test 'when' queries have both ends within half a token of one;
-   ``tpm`` and ``tpm_nontp`` train on it; diagnostic: the cosine of a held-out token's output embedding to its
-   neighbours';
+   ``tpm`` and ``tpm_nontp`` train on it; the mechanism (C2b): the cosine of what training moved a held-out
+   token's output embedding to what it moved its neighbours' (the tables' own cosine is a diagnostic: the
+   random initialisation dominates it);
 4. (``feature_dir``) every method trains and tests on a user's real frame features at the fine grid.
 """
 
@@ -179,7 +180,8 @@ class Trained(NamedTuple):
 
     scores: Scores
     loss: list[float]
-    E_out: np.ndarray | None      # (N_t, h), for C2's cosine diagnostic
+    E_out: np.ndarray | None      # (N_t, h) after training, for C2's cosine diagnostics
+    E_out_init: np.ndarray | None  # (N_t, h) at initialisation: E_out - E_out_init is what training moved (C2b)
 
 
 def train_and_score(method: str, split: Split, vocab: Vocab, n_t: int, config: Config, seed: int, tag: str,
@@ -190,12 +192,13 @@ def train_and_score(method: str, split: Split, vocab: Vocab, n_t: int, config: C
     enc = encode_queries(method, vocab, split.train, split.train_q, n_t)
     enc = Encoded(*(t.to(device) for t in enc))
     frames = torch.from_numpy(split.train.frames[split.train_q.video]).to(device)   # one row per query
+    init = model.tpm.E_out.detach().cpu().numpy().copy() if model.tpm is not None else None
     losses = fit(model, frames, enc, config.steps, config.batch, config.lr, config.weight_decay,
                  streams.torch_generator(seed, "batches", tag))          # the same batches for every method
     scores = score(model, method, vocab, split, n_t, device)
     table = model.tpm.E_out.detach().cpu().numpy() if model.tpm is not None else None
     every = max(1, len(losses) // 30)
-    return Trained(scores, [float(np.mean(losses[i:i + every])) for i in range(0, len(losses), every)], table)
+    return Trained(scores, [float(np.mean(losses[i:i + every])) for i in range(0, len(losses), every)], table, init)
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
@@ -229,8 +232,10 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
                 done = ctx.stage(f"heldout-{method}", train_and_score, method, split, vocab, config.n_t_coarse,
                                  config, seed, "heldout", ctx.device)
                 metrics[f"heldout_miou_{name}"] = done.scores.metrics["miou"]
-                metrics[f"heldout_cos_{name}"] = neighbour_cosine(torch.from_numpy(done.E_out),
-                                                                  torch.from_numpy(held))
+                rows = torch.from_numpy(held)
+                metrics[f"heldout_cos_{name}"] = neighbour_cosine(torch.from_numpy(done.E_out), rows)
+                metrics[f"heldout_update_cos_{name}"] = neighbour_cosine(torch.from_numpy(done.E_out - done.E_out_init),
+                                                                         rows)  # C2b: what training moved
         if config.feature_dir:
             real = data.real_data(config.feature_dir, config.n_t_fine)
             real_vocab = Vocab(len(real.labels))
@@ -275,7 +280,7 @@ def figures(result: RunResult) -> dict:
     if "heldout_miou_ntp" in names:
         fig3, ax3 = plt.subplots(1, 2, figsize=(6, 3))
         for a, key, label in ((ax3[0], "heldout_miou", "mIoU near held-out tokens"),
-                              (ax3[1], "heldout_cos", "cosine of held-out E_out to neighbours")):
+                              (ax3[1], "heldout_update_cos", "cosine of held-out E_out updates to neighbours'")):
             pair = [result.metric(f"{key}_ntp"), result.metric(f"{key}_nontp")]
             a.bar(["NTP", "no NTP"], [v.mean() for v in pair], yerr=[v.std() for v in pair], capsize=2)
             a.set_title(label, fontsize=8)
