@@ -94,10 +94,9 @@ def pin_threads(n: int = 1) -> None:
     lazily loaded ones are loaded first: numba's threading layer (OpenMP, TBB or its own) and scipy's OpenBLAS,
     which numba's ``np.dot`` calls (left alone it runs a second thread, and a benchmark's wall time is no
     longer its CPU time)."""
+    import scipy.linalg.cython_blas  # noqa: F401  (numba's BLAS, loaded on the first compiled np.dot)
     import torch
     from threadpoolctl import threadpool_limits
-
-    import scipy.linalg.cython_blas  # noqa: F401  (numba's BLAS, loaded on the first compiled np.dot)
 
     try:
         import numba

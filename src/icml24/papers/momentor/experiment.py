@@ -232,10 +232,10 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
                 done = ctx.stage(f"heldout-{method}", train_and_score, method, split, vocab, config.n_t_coarse,
                                  config, seed, "heldout", ctx.device)
                 metrics[f"heldout_miou_{name}"] = done.scores.metrics["miou"]
-                rows = torch.from_numpy(held)
-                metrics[f"heldout_cos_{name}"] = neighbour_cosine(torch.from_numpy(done.E_out), rows)
-                metrics[f"heldout_update_cos_{name}"] = neighbour_cosine(torch.from_numpy(done.E_out - done.E_out_init),
-                                                                         rows)  # C2b: what training moved
+                rows, table = torch.from_numpy(held), torch.from_numpy(done.E_out)
+                metrics[f"heldout_cos_{name}"] = neighbour_cosine(table, rows)
+                moved = table - torch.from_numpy(done.E_out_init)                   # C2b: what training moved
+                metrics[f"heldout_update_cos_{name}"] = neighbour_cosine(moved, rows)
         if config.feature_dir:
             real = data.real_data(config.feature_dir, config.n_t_fine)
             real_vocab = Vocab(len(real.labels))
