@@ -51,7 +51,7 @@ CLAIMS = (
           "[paraphrase of the ablation].", "Sec. 5, ablation [R]", "order",
           metric="sbm_drop_precision_cigcl", against="sbm_drop_precision_learned",
           statistic="per seed, C2a's precision of CI-GCL minus that of the same augmenters trained without the "
-                    "spectral losses; CI > 0",
+                    "spectral losses, from the same initial weights and random draws; CI > 0",
           bands=_BETTER,
           effect=Effect(0.05, "Sec. 5 ablation [R]: no inter-community share reported", minimal=True, why=_SHARE),
           ranges={"sbm_drop_precision_cigcl": PROB, "sbm_drop_precision_learned": PROB}),

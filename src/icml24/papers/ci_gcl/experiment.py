@@ -234,8 +234,6 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
     ``noise_draws`` copies, the same for every method; not on the SBM graphs); the drop precision of the learned
     augmenters (planted communities on SBM graphs, spectral bisection elsewhere); (SBM) the spectral ceiling."""
     rng = streams.rng(seed, name, "folds_and_noise")
-    gen = streams.torch_generator(seed, name, "training")             # views, augmentations, batches
-    torch.manual_seed(streams.int_seed(seed, name, "init"))            # the encoders' and augmenters' weights
     featureless = data.featureless(graphs)
     graphs = data.scale_features(graphs)
     pre = precompute(graphs.A, graphs.X, graphs.mask, config.k, featureless)
@@ -247,7 +245,11 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
     run_config = replace(config, epochs=epochs)
     runs: dict[str, list[float]] = {}
     for method in METHODS:
-        for _ in range(config.restarts):                  # independent encoders; every metric is their mean
+        for r in range(config.restarts):                  # independent encoders; every metric is their mean
+            # paired across methods: the r-th run of every method starts from the same weights (the encoder's,
+            # and the augmenters' of cigcl and learned) and draws from the same stream (views, batches)
+            torch.manual_seed(streams.int_seed(seed, name, "init", r))
+            gen = streams.torch_generator(seed, name, "training", r)
             trained = train(method, graphs, pre, run_config, gen)
             acc = probe(_embed(trained.encoder, graphs), graphs.y, fold)
             runs.setdefault(f"{name}_acc_{method}", []).append(acc)
