@@ -29,6 +29,14 @@ first run had 0.1, where NTP scored .894 against .879.) Over the four pilot seed
 C1a .136 [.111, .157], C1b .297 [.213, .541], C1c .080 [.064, .103], C1d .057 [-.053, .177], C1e .082
 [.068, .096], C2a .027 [.014, .043], C2b .040 [.010, .081], C3 .777 [.719, .813]. Timing: 108 s of CPU per seed
 (one thread, the machine shared), so QUICK runs 4 seeds, about 3.5 minutes on 2 workers.
+
+C2b above is the first statistic (the cosine of the output table's held-out rows to their neighbours' rows). On
+2026-12-05 it was redefined as the cosine of what training moved those rows (trained minus initial), after a
+pilot on seeds 100-103 (wip/momentor/pilot_ntp.py): 0.64-0.70 with NTP against 0.08-0.14 without, where the
+tables' own cosine (0.01-0.08 apart) measured mostly the random initialisation. With NTP a held-out row's
+gradient is its neighbours' gradients weighted by R, so its update follows theirs by construction (Adam's
+per-coordinate scaling keeps the cosine below 1): C2b checks that the mechanism acts in training, C2a what it
+buys.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ The Transformer does not fit dist3 and id even at m = 0 (training accuracy 0.74,
 measures sample efficiency as well as generalisation; the Abstractor does not fit rmts at m = 0 (training
 0.63). Relational attention (same minus different shape, id, m = 95): Abstractor 0.145, standard CA 0.136.
 
-Pilot B (seeds 100-103, the QUICK config: m = 95, 200 pretraining steps, 1,200 / 300 problems, 400 steps):
+Pilot B (seeds 100-103, the QUICK config before 2026-12-05, batch 32: m = 95, 200 pretraining steps,
+1,200 / 300 problems, 400 steps):
 Abstractor / Transformer / standard CA: sd 0.877 / 0.874 / 0.830; rmts 0.631 / 0.596 / 0.576; dist3 0.772 /
 0.564 / 0.402; id 0.592 / 0.397 / 0.379; C3_diag 0.172 [0.142, 0.203] (standard CA 0.087). Verdicts: C2a
 pass for sd, dist3, id and fail for rmts (0.631 [0.53, 0.737] against 0.65); C2b pass for dist3 (0.208) and
