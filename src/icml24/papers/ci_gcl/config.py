@@ -40,9 +40,9 @@ class Config:
     add_candidates: int = knob(20, "random candidate non-edges per graph for edge adding", ge=1)
     add_frac: float = knob(0.1, "edges added per graph, as a fraction of its edges", gt=0, le=1)
     graphcl_frac: float = knob(0.2, "GraphCL: fraction of edges dropped / feature entries masked", gt=0, lt=1)
-    restarts: int = knob(2, "encoders trained per method and task (independent initialisations and augmentation "
-                            "draws), every metric their mean: one encoder's training noise is most of a seed's "
-                            "spread", ge=1)
+    restarts: int = knob(2, "encoders trained per method and task (independent across restarts; the r-th run of "
+                            "every method shares its initial weights and random draws: paired), every metric their "
+                            "mean: one encoder's training noise is most of a seed's spread", ge=1)
     # evaluation
     folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
                           "training folds", ge=3)

