@@ -8,8 +8,6 @@ and a surrogate fitted on the pretrained samples sees mostly the decoy class. Va
 clamped to [-1, 1]; xhat_0 clamped at 1. Usage:
     pilot_digits_rare.py RARE KEEP DECOYCLASS DECOY BETA ALPHA [methods]
 """
-import copy
-import math
 import sys
 import time
 
@@ -20,9 +18,9 @@ from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 
 from icml24.common.ddim import ddim_timesteps
-from icml24.common.diffusion import EpsMLP, ddpm_loss, linear_schedule
+from icml24.common.diffusion import EpsMLP, linear_schedule
 from icml24.papers.seiko import config as cf
-from icml24.papers.seiko.experiment import loop_config
+from icml24.papers.seiko.experiment import loop_config, pretrain
 from icml24.papers.seiko.finetune import Sampler
 from icml24.papers.seiko.loop import Domain, online
 
@@ -64,26 +62,10 @@ sched = linear_schedule(1000)
 model = EpsMLP(64, 256, 3, 32)
 try:
     model.load_state_dict(torch.load(path))
-except FileNotFoundError:
-    torch.manual_seed(0)
-    data = torch.tensor(X[keep], dtype=torch.float32)
-    steps = 8000
-    ema = copy.deepcopy(model).requires_grad_(False)
-    opt = torch.optim.Adam(model.parameters(), lr=2e-3)
-    dec = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1 + math.cos(math.pi * k / steps)))
-    gen = torch.Generator().manual_seed(0)
+except FileNotFoundError:  # seiko's own pretraining (L_simple, cosine decay, EMA 0.995), on the kept digits
     t0 = time.time()
-    for k in range(steps):
-        loss = ddpm_loss(model, sched, data[torch.randint(0, len(data), (512,), generator=gen)], gen)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        dec.step()
-        with torch.no_grad():
-            for e, p in zip(ema.parameters(), model.parameters()):
-                e.mul_(0.995).add_(p, alpha=0.005)
+    model.load_state_dict(pretrain(cf.Config(dim=64), torch.tensor(X[keep], dtype=torch.float32)))
     print(f"pretrained on {len(keep)} digits ({KEEP} of class {RARE}) in {time.time() - t0:.0f} s", flush=True)
-    model = ema
     torch.save(model.state_dict(), path)
 model.requires_grad_(False).eval()
 Xt = torch.tensor(X, dtype=torch.float32)
