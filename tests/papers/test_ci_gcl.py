@@ -166,6 +166,22 @@ def test_probe_equals_a_naive_rbf_svm_loop():
     assert probe(emb, y, f) == pytest.approx(np.mean(accs), abs=1e-12)
 
 
+def test_score_equals_scikit_learns_svc_bit_for_bit():
+    # _score calls SVC's libsvm directly (no input validation): the same accuracy for every C, 2 and 3 classes
+    from sklearn.svm import SVC
+
+    from icml24.papers.ci_gcl.experiment import C_GRID, _score, rbf_gram
+
+    rng = np.random.default_rng(5)
+    for labels in ([0, 1], [2, 5, 7]):
+        y = rng.choice(labels, size=80)
+        K = rbf_gram(rng.normal(size=(80, 6)) + 0.5 * y[:, None])
+        fit, test = np.arange(80) < 60, np.arange(80) >= 60
+        for C in C_GRID:
+            svc = SVC(C=C, kernel="precomputed").fit(K[np.ix_(fit, fit)], y[fit])
+            assert _score(K, y, fit, test, C) == svc.score(K[np.ix_(test, fit)], y[test])
+
+
 def test_drop_precision_by_hand():
     # one graph: a 4-cycle 0-1-2-3 with communities {0, 1} and {2, 3}: edges 1-2 and 3-0 are inter
     A = torch.zeros(1, 4, 4)

@@ -62,7 +62,7 @@ SMOKE = Config(sbm_graphs=40, hidden=8, aug_hidden=8, epochs=1, tu_epochs=1, bat
 QUICK = Config(sbm_graphs=400)
 FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000,
               noise_draws=5)
-SEEDS = {"smoke": (0,), "quick": tuple(range(12)), "full": tuple(range(12))}
+SEEDS = {"smoke": (0,), "quick": tuple(range(16)), "full": tuple(range(16))}
 
 
 def validate(config: Config) -> None:
