@@ -25,6 +25,7 @@ from icml24.papers.etm.energy import (  # noqa: E402
     ETMConfig,
     ETMEnsemble,
     LangevinConfig,
+    energy_grad,
     grad_penalty,
     info_nce,
     langevin,
@@ -44,11 +45,11 @@ def test_step_sizes_follow_the_polynomial_schedule():
 def test_one_langevin_step_by_hand():
     # E(t) = 3 t_0 - t_1: grad (3, -1); g = 10 leaves it, eta_0 = 0.1: move 0.1 * 0.5 * (3, -1) = (0.15, -0.05)
     cfg = LangevinConfig(iters=1, noise=0.0, grad_clip=10.0, delta_clip=0.5)
-    out = langevin(lambda t: 3 * t[..., 0] - t[..., 1], torch.tensor([[0.2, 0.3]]), cfg)
+    out = langevin(energy_grad(lambda t: 3 * t[..., 0] - t[..., 1]), torch.tensor([[0.2, 0.3]]), cfg)
     assert torch.allclose(out, torch.tensor([[0.2 - 0.15, 0.3 + 0.05]]))
     # the gradient clip (0.5) and the box clamp (1.1)
     cfg2 = LangevinConfig(iters=1, noise=0.0, grad_clip=0.5, delta_clip=0.5)
-    out2 = langevin(lambda t: 3 * t[..., 0] - t[..., 1], torch.tensor([[0.0, 1.1]]), cfg2)
+    out2 = langevin(energy_grad(lambda t: 3 * t[..., 0] - t[..., 1]), torch.tensor([[0.0, 1.1]]), cfg2)
     assert torch.allclose(out2, torch.tensor([[-0.025, BOX]]))
 
 
@@ -58,10 +59,10 @@ def test_langevin_lowers_the_energy_of_samples():
     energy = lambda t: 8.0 * ((t - centre) ** 2).sum(-1)
     start = 2 * torch.rand(2000, 3, generator=g) - 1
     for cfg in (TRAIN_SAMPLER, PREDICT_SAMPLER):
-        end = langevin(energy, start, cfg, g)
+        end = langevin(energy_grad(energy), start, cfg, g)
         assert float(energy(end).mean()) < 0.25 * float(energy(start).mean())
     # noiseless descent ends at the minimum; the noisy sampler spreads around it
-    end = langevin(energy, torch.zeros(5, 3), LangevinConfig(iters=300, noise=0.0, grad_clip=10.0, delta_clip=0.5))
+    end = langevin(energy_grad(energy), torch.zeros(5, 3), LangevinConfig(iters=300, noise=0.0, grad_clip=10.0, delta_clip=0.5))
     assert torch.allclose(end, centre.expand(5, 3), atol=1e-3)
     # and on an (untrained) energy network: the mean energy goes down
     net = EnergyNet(2, 3, hidden=16, layers=2)
@@ -69,8 +70,19 @@ def test_langevin_lowers_the_energy_of_samples():
     for p in net.parameters():
         p.requires_grad_(False)
     t0 = 2 * torch.rand(500, 3, generator=g) - 1
-    t1 = langevin(lambda t: net(x, t), t0, PREDICT_SAMPLER)
+    t1 = langevin(lambda t: net.target_grad(x, t), t0, PREDICT_SAMPLER)
     assert float(net(x, t1).mean()) < float(net(x, t0).mean())
+
+
+def test_the_hand_gradient_of_the_energy_net_equals_autograd_bit_for_bit():
+    # 2-d and 3-d batches (training negatives; prediction restarts), 1 to 3 hidden layers; the parameters untouched
+    g = torch.Generator().manual_seed(4)
+    for layers, shape in ((1, (50,)), (2, (3, 40)), (3, (256,))):
+        net = EnergyNet(4, 3, hidden=32, layers=layers)
+        x, t = torch.randn(*shape, 4, generator=g), 2 * torch.rand(*shape, 3, generator=g) - 1
+        auto = energy_grad(lambda d: net(x, d))(t)
+        assert torch.equal(net.target_grad(x, t), auto) and auto.abs().sum() > 0
+        assert all(p.grad is None for p in net.parameters())
 
 
 def test_info_nce_equals_a_direct_computation():

@@ -7,8 +7,9 @@ evaluation with the DOPE metrics.
 from icml24.core.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "energy": ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes", "langevin",
-               "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM", "EnsemblePrediction", "ETMEnsemble"],
+    "energy": ["EnergyNet", "Scalers", "LangevinConfig", "TRAIN_SAMPLER", "PREDICT_SAMPLER", "step_sizes",
+               "energy_grad", "langevin", "info_nce", "grad_penalty", "ETMConfig", "ETMLoss", "ETM",
+               "EnsemblePrediction", "ETMEnsemble"],
     "forward": ["ForwardConfig", "GaussianEnsemble", "DeterministicMLP"],
     "jump": ["JumpTask", "JumpData", "dynamics", "branches", "sample", "validity", "sharpness"],
     "data": ["ENV_ID", "DEAD_ZONE", "Controller", "EVALUATION", "register", "controller", "noisy", "uniform"],
