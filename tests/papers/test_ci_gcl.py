@@ -173,13 +173,20 @@ def test_score_equals_scikit_learns_svc_bit_for_bit():
     from icml24.papers.ci_gcl.experiment import C_GRID, _score, rbf_gram
 
     rng = np.random.default_rng(5)
+    accs = set()
     for labels in ([0, 1], [2, 5, 7]):
-        y = rng.choice(labels, size=80)
-        K = rbf_gram(rng.normal(size=(80, 6)) + 0.5 * y[:, None])
-        fit, test = np.arange(80) < 60, np.arange(80) >= 60
+        y = rng.choice(labels, size=200)
+        K = rbf_gram(rng.normal(size=(200, 6)) + 0.5 * y[:, None])
+        fit, test = np.arange(200) < 120, np.arange(200) >= 120
         for C in C_GRID:
             svc = SVC(C=C, kernel="precomputed").fit(K[np.ix_(fit, fit)], y[fit])
-            assert _score(K, y, fit, test, C) == svc.score(K[np.ix_(test, fit)], y[test])
+            for rows in (test, fit):                    # held-out and training accuracy (the fit's every detail)
+                acc = _score(K, y, fit, rows, C)
+                assert acc == svc.score(K[np.ix_(rows, fit)], y[rows])
+                accs.add(acc)
+    assert len(accs) > 10                                   # the cases differ: a wrong solver argument would show
+    with pytest.raises(ValueError, match="one class"):      # as SVC refuses a training fold of one class
+        _score(K, np.zeros(200, dtype=int), fit, test, 1.0)
 
 
 def test_drop_precision_by_hand():

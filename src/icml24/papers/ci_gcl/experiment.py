@@ -170,6 +170,8 @@ def _score(K: np.ndarray, y: np.ndarray, fit: np.ndarray, test: np.ndarray, C: f
     and tested on the rows ``test``: scikit-learn's own libsvm calls with SVC's defaults, without its input
     validation (4 of every 5 seconds of the probe; the same numbers bit for bit, tests/papers/test_ci_gcl.py)."""
     classes, code = np.unique(y[fit], return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"a training fold with one class ({classes.tolist()}): the probe needs two")   # as SVC
     libsvm.set_verbosity_wrap(0)                            # as SVC(verbose=False) does before every fit
     model = libsvm.fit(np.ascontiguousarray(K[np.ix_(fit, fit)]), code.astype(np.float64), svm_type=0,
                        sample_weight=np.empty(0), class_weight=np.ones(len(classes)), kernel="precomputed", C=C,
