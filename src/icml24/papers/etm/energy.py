@@ -53,6 +53,7 @@ class EnergyNet(nn.Module):
         weight, the input's slice), so the same numbers bit for bit (tests/papers/test_etm.py), in about
         half the time of ``torch.autograd.grad`` at the sampler's sizes; the parameters get no gradient."""
         *hidden, last = self.net
+        assert isinstance(last, nn.Linear)                               # relu_mlp's output layer
         with torch.no_grad():
             h, outs = torch.cat([x, target], -1), []
             for linear, relu in zip(hidden[::2], hidden[1::2]):
