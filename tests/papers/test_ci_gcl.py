@@ -4,6 +4,8 @@ symmetry, the data (MUTAG from the grakel wheel), the cross-validated probe and 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -309,6 +311,22 @@ def test_tu_files_with_garbage_are_refused_in_one_line_naming_the_file(tmp_path,
     with pytest.raises(UserError, match=match) as err:
         data.read_tu(str(tmp_path), "TOY")
     assert "\n" not in str(err.value)
+
+
+def test_a_tu_data_set_with_a_class_too_small_for_the_folds_is_refused_before_any_compute(tmp_path):
+    # 4 graphs of one node each: classes of 3 and 1 graphs; a training fold could miss the class of 1
+    from icml24.core.errors import UserError
+    from icml24.papers.ci_gcl import config as cf
+
+    files = {"A": "", "graph_indicator": "1\n2\n3\n4\n", "graph_labels": "1\n1\n1\n-1\n"}
+    for key, body in files.items():
+        (tmp_path / f"TOY_{key}.txt").write_text(body)
+    config = replace(cf.SMOKE, tu_path=str(tmp_path), tu_name="TOY")
+    with pytest.raises(UserError, match=r"graphs per class are \[1, 3\]"):
+        cf.validate(config)
+    (tmp_path / "TOY_graph_labels.txt").write_text("1\n1\n-1\n-1\n")        # 2 and 2: still too small
+    with pytest.raises(UserError, match=r"\[2, 2\]"):
+        cf.validate(config)
 
 
 def test_mutag_from_the_grakel_wheel():

@@ -73,8 +73,12 @@ def validate(config: Config) -> None:
         from icml24.papers.ci_gcl.data import read_tu
 
         try:                                  # a missing or malformed file: one line naming the knob, before any compute
-            read_tu(config.tu_path, config.tu_name)
+            labels = read_tu(config.tu_path, config.tu_name).labels
         except UserError as e:
             raise UserError(f"tu_path={config.tu_path}, tu_name={config.tu_name}: {e}") from None
+        sizes = sorted(labels.tolist().count(c) for c in set(labels.tolist()))
+        if len(sizes) < 2 or sizes[0] < 3:    # stratified folds: a class of 3 always has a graph in every training fold
+            raise UserError(f"tu_path={config.tu_path}, tu_name={config.tu_name}: the probe's cross-validation needs "
+                            f"2 or more classes of 3 or more graphs each; the graphs per class are {sizes}")
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")
