@@ -123,13 +123,18 @@ def tiny_llama(vocab: int = 64, hidden: int = 32, layers: int = 2, heads: int = 
 
 
 # -- scoring ---------------------------------------------------------------------------------------
-def _logits(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, device: str) -> torch.Tensor:
+def _logits(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, device: str, last_only: bool = False
+            ) -> torch.Tensor:
     """(B, T, V) logits of an HF causal LM (with the padding mask, positions counted from each row's first
-    real token) or of this package's decoder (no padding mask: give it rows of equal length)."""
+    real token) or of this package's decoder (no padding mask: give it rows of equal length); with
+    ``last_only`` an HF model computes the output head on the last position only, (B, 1, V): the same numbers
+    there (tested) for a fifth less time on SmolLM2, whose head (576 x 49,152) is a fifth of its multiply-adds."""
     if not hasattr(model, "config"):
         return model(ids.to(device))
     position_ids = (mask.cumsum(1) - 1).clamp(min=0)
-    out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=position_ids.to(device))
+    keep = {"logits_to_keep": 1} if last_only else {}
+    out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=position_ids.to(device),
+                **keep)
     return out.logits
 
 
@@ -159,7 +164,7 @@ def next_token_logprobs(model: nn.Module, seqs: Sequence[Sequence[int]], pad_id:
     out = []
     for i in range(0, len(seqs), batch):
         ids, mask = left_pad(seqs[i:i + batch], pad_id)
-        out.append(F.log_softmax(_logits(model, ids, mask, device)[:, -1].float(), -1).cpu())
+        out.append(F.log_softmax(_logits(model, ids, mask, device, last_only=True)[:, -1].float(), -1).cpu())
     return torch.cat(out)
 
 

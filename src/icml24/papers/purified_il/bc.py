@@ -22,6 +22,7 @@ from torch import nn
 
 from icml24.common.nn import relu_mlp
 from icml24.common.offline import Policy, collect
+from icml24.common.optim import FlatAdam
 
 __all__ = ["BCConfig", "MLPPolicy", "fit_bc", "BCNDResult", "bcnd", "act", "returns"]
 
@@ -60,13 +61,13 @@ def fit_bc(states: np.ndarray, actions: np.ndarray, cfg: BCConfig, generator: to
     A = torch.as_tensor(actions, dtype=torch.float32, device=device)
     W = torch.ones(len(S), device=device) if weights is None else torch.as_tensor(weights, dtype=torch.float32,
                                                                                    device=device)
-    opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
+    opt = FlatAdam(policy.parameters(), lr=cfg.lr)
     batch = min(cfg.batch, len(S))
     for _ in range(cfg.steps):
         idx = torch.randint(0, len(S), (batch,), generator=generator).to(device)
         w = W[idx]
         loss = torch.sum(w * torch.sum((policy(S[idx]) - A[idx]) ** 2, 1)) / torch.sum(w)
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         loss.backward()
         opt.step()
     return policy.eval()

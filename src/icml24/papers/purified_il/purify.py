@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from icml24.common.diffusion import EpsMLP, Schedule, ddpm_loss, linear_schedule, q_sample, reverse
+from icml24.common.optim import FlatAdam
 
 __all__ = ["DDPMConfig", "OfficialEps", "Purifier", "fit_purifier"]
 
@@ -103,13 +104,13 @@ def fit_purifier(x_opt: np.ndarray, cfg: DDPMConfig, generator: torch.Generator,
         model = EpsMLP(d, cfg.hidden, cfg.layers, cfg.time_dim).to(device)
     schedule = linear_schedule(cfg.T)
     X = torch.as_tensor((x_opt - mean) / std, dtype=torch.float32, device=device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = FlatAdam(model.parameters(), lr=cfg.lr)
     batch = min(cfg.batch, len(X))
     model.train()
     for _ in range(cfg.steps):
         idx = torch.randperm(len(X), generator=generator)[:batch].to(device)
         loss = ddpm_loss(model, schedule, X[idx], generator)
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         loss.backward()
         opt.step()
     return Purifier(model.train(cfg.official), schedule, mean, std, cfg.official)
