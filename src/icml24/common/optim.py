@@ -42,14 +42,14 @@ class FlatAdam:
         n = sum(p.numel() for p in self.params)
         self.flat = torch.empty(n, dtype=first.dtype, device=first.device)     # (n,) every parameter, in order
         self.grad = torch.zeros_like(self.flat)                                 # (n,) their gradients
-        offset = 0
+        offset, self._grad_ptrs = 0, []
         for p in self.params:
             k = p.numel()
             self.flat[offset:offset + k].copy_(p.detach().reshape(-1))
             p.data = self.flat[offset:offset + k].view_as(p)
-            p.grad = self.grad[offset:offset + k].view_as(p)
+            p.grad = view = self.grad[offset:offset + k].view_as(p)
+            self._grad_ptrs.append(view.data_ptr())
             offset += k
-        self._grad_ptrs = [p.grad.data_ptr() for p in self.params]
         self.exp_avg = torch.zeros_like(self.flat)                              # (n,) m_t
         self.exp_avg_sq = torch.zeros_like(self.flat)                           # (n,) v_t
         self.lr, (self.beta1, self.beta2), self.eps = lr, betas, eps
