@@ -82,6 +82,21 @@ def test_abstractor_layer_starts_with_tied_query_and_key_and_keeps_symbols_out_o
     assert torch.allclose(layer(z, s1)[1], layer(z, s2)[1])
 
 
+def test_abstractor_layer_pre_norms_its_one_feed_forward_as_the_official_code():
+    """With both attentions' outputs zeroed, a layer is s -> s1 = s + FF(LN_f(s)) -> s1 + FF(LN_f(s1)): the
+    official ``ff = PreNorm(dim, FeedForward)``, one module and one LayerNorm, called twice."""
+    torch.manual_seed(2)
+    layer = AbstractorLayer(8, 2, 16, relational=True)
+    with torch.no_grad():
+        for lin in (layer.cross.o, layer.self_attn.out_proj):
+            lin.weight.zero_()
+            lin.bias.zero_()
+        z, s = torch.randn(2, 4, 8), 5 * torch.randn(2, 4, 8)
+        s1 = s + layer.ff(layer.norm_ff(s))
+        assert torch.allclose(layer(z, s)[0], s1 + layer.ff(layer.norm_ff(s1)), atol=1e-6)
+        assert not torch.allclose(layer(z, s)[0], s1 + layer.ff(s1), atol=1e-3)   # not the un-normed FF
+
+
 def test_context_norm_gives_zero_mean_unit_variance_across_slots():
     v = torch.randn(3, 7, 5) * 4 + 2
     out = context_norm(v, torch.ones(5), torch.zeros(5))

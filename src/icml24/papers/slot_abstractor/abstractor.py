@@ -10,8 +10,9 @@
 
   so the attention pattern is a function of feature-feature inner products only (the relational bottleneck).
   W_q and W_k start identical (the code seeds both Linear layers alike), LN is one module for z and s.
-* The Abstractor layer in the official code's order: s += RCA(z, s); s += FF(s); s += SA(LN(s)); s += FF(LN(s)),
-  the same FF twice. The symbols start as the slots' position embeddings m (plus a learned panel code, as the
+* The Abstractor layer in the official code's order: s += RCA(z, s); s += FF(LN_f(s)); s += SA(LN_a(s));
+  s += FF(LN_f(s)): the official ``ff`` is ``PreNorm(FeedForward)``, one module (its LayerNorm LN_f included)
+  called twice; FF is Linear, GELU, Linear as there. The symbols start as the slots' position embeddings m (plus a learned panel code, as the
   paper's PGM model adds row/column codes; here it tells the panels of dist3 and id apart).
 * Scoring (Sec. 3.3): mean-pool the symbols over the slots, a linear layer to one score per candidate sequence;
   softmax over candidates (sd: a same/different logit).
@@ -96,14 +97,14 @@ class AbstractorLayer(nn.Module):
         self.norm = nn.LayerNorm(dim)                      # one LN for z and s in the cross-attention
         self.cross = CrossAttention(dim, heads)
         self.self_attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.norm_sa, self.norm_ff = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.ff = nn.Sequential(nn.Linear(dim, mlp), nn.ReLU(), nn.Linear(mlp, dim))
+        self.norm_sa, self.norm_ff = nn.LayerNorm(dim), nn.LayerNorm(dim)   # LN_a; LN_f of PreNorm(FF)
+        self.ff = nn.Sequential(nn.Linear(dim, mlp), nn.GELU(), nn.Linear(mlp, dim))
 
     def forward(self, z: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         zn = self.norm(z)
         delta, attn = self.cross(zn, self.norm(s) if self.relational else zn)
         s = s + delta
-        s = s + self.ff(s)
+        s = s + self.ff(self.norm_ff(s))                  # the official ff(s) + s, ff = PreNorm(FeedForward)
         h = self.norm_sa(s)
         s = s + self.self_attn(h, h, h, need_weights=False)[0]
         s = s + self.ff(self.norm_ff(s))
