@@ -1,12 +1,13 @@
-"""Adam on one flat buffer: the same numbers as ``torch.optim.Adam``, a fraction of its time on small networks.
+"""Adam on one flat buffer: the numbers of ``torch.optim.Adam`` on the CPU, a fraction of its time on small networks.
 
 A small network (a few 100 x 100 layers) spends most of an Adam step outside arithmetic: ``torch.optim.Adam``'s
 single-tensor path launches seven element-wise kernels per parameter tensor, behind the optimizer's wrappers
 (profiling hooks, dynamo guards, the grad-mode switch). :class:`FlatAdam` moves every parameter and its gradient
 into one contiguous buffer each (the parameters become views of it; autograd accumulates into the gradient views in
 place) and runs the same seven kernels once over the whole buffer. Element-wise kernels compute each element alone,
-so the result is bit-for-bit the single-tensor path's (``tests/test_common_optim.py`` trains against it).
-``torch.optim.Adam(foreach=True)`` is not: it folds the bias corrections into different operations.
+so the result is bit-for-bit the single-tensor path's (``tests/test_common_optim.py`` trains against it), which is
+torch's default on the CPU. ``torch.optim.Adam(foreach=True)``, torch's default on CUDA, is not: it folds the bias
+corrections into different operations, so on a GPU the numbers differ from torch's default in the last bits.
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ class FlatAdam:
     Construct it before anything else holds the parameters' storage (the parameters' ``.data`` is moved into
     the buffer, their ``.grad`` becomes a view of the gradient buffer). Call :meth:`zero_grad` before each
     ``backward`` (it zeroes the buffer; the gradients must accumulate into it, so ``backward(create_graph=True)``
-    is refused at the next :meth:`step`).
+    is refused at the next :meth:`step`, as is a parameter whose ``.data`` was rebound).
+
+    Limits: the numbers equal torch's where every parameter is in every step's graph (torch skips a parameter
+    whose gradient is None; here its gradient is zero, so its moments decay and earlier momentum moves it); a
+    parameter pickled alone carries the whole buffer; parameters without ``requires_grad`` are left out for good.
     """
 
     def __init__(self, params: Iterable[torch.Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
@@ -42,13 +47,14 @@ class FlatAdam:
         n = sum(p.numel() for p in self.params)
         self.flat = torch.empty(n, dtype=first.dtype, device=first.device)     # (n,) every parameter, in order
         self.grad = torch.zeros_like(self.flat)                                 # (n,) their gradients
-        offset, self._grad_ptrs = 0, []
+        offset, self._grad_ptrs, self._data_ptrs = 0, [], []
         for p in self.params:
             k = p.numel()
             self.flat[offset:offset + k].copy_(p.detach().reshape(-1))
             p.data = self.flat[offset:offset + k].view_as(p)
             p.grad = view = self.grad[offset:offset + k].view_as(p)
             self._grad_ptrs.append(view.data_ptr())
+            self._data_ptrs.append(p.data_ptr())
             offset += k
         self.exp_avg = torch.zeros_like(self.flat)                              # (n,) m_t
         self.exp_avg_sq = torch.zeros_like(self.flat)                           # (n,) v_t
@@ -63,9 +69,10 @@ class FlatAdam:
     @torch.no_grad()
     def step(self) -> None:
         """One Adam step on every parameter (the operations and their order of torch's ``_single_tensor_adam``)."""
-        if any(p.grad is None or p.grad.data_ptr() != ptr for p, ptr in zip(self.params, self._grad_ptrs)):
-            raise RuntimeError("FlatAdam: a gradient left the flat buffer (zero_grad(set_to_none=True), a "
-                               "create_graph backward, or an assignment to .grad)")
+        if any(p.grad is None or p.grad.data_ptr() != g or p.data_ptr() != d
+               for p, g, d in zip(self.params, self._grad_ptrs, self._data_ptrs)):
+            raise RuntimeError("FlatAdam: a parameter or its gradient left the flat buffer (zero_grad(set_to_none="
+                               "True), a create_graph backward, .to(), or an assignment to .grad or .data)")
         self.t += 1
         grad = self.grad
         if self.weight_decay:

@@ -12,8 +12,10 @@
   W_q and W_k start identical (the code seeds both Linear layers alike), LN is one module for z and s.
 * The Abstractor layer in the official code's order: s += RCA(z, s); s += FF(LN_f(s)); s += SA(LN_a(s));
   s += FF(LN_f(s)): the official ``ff`` is ``PreNorm(FeedForward)``, one module (its LayerNorm LN_f included)
-  called twice; FF is Linear, GELU, Linear as there. The symbols start as the slots' position embeddings m (plus a learned panel code, as the
-  paper's PGM model adds row/column codes; here it tells the panels of dist3 and id apart).
+  called twice; FF is Linear, GELU, Linear as there. The symbols start as a linear embedding of the slots'
+  position embeddings m (plus a learned panel code, as the paper's PGM model adds row/column codes; here it
+  tells the panels of dist3 and id apart); the features z are embedded linearly too (the official code feeds the
+  context-normed z and m themselves).
 * Scoring (Sec. 3.3): mean-pool the symbols over the slots, a linear layer to one score per candidate sequence;
   softmax over candidates (sd: a same/different logit).
 * Baselines on the same slots: ``standard_ca`` is the Abstractor with the values taken from LN(z) instead of
@@ -88,6 +90,13 @@ class CrossAttention(nn.Module):
         return self.o(out), a.mean(dim=1)
 
 
+class LayerOutput(NamedTuple):
+    """``symbols`` (B, N, d) after the layer; ``attn`` (B, N, N) its cross-attention (head mean)."""
+
+    symbols: torch.Tensor
+    attn: torch.Tensor
+
+
 class AbstractorLayer(nn.Module):
     """One layer in the official order (module docstring); ``relational=False`` takes values from LN(z)."""
 
@@ -100,7 +109,8 @@ class AbstractorLayer(nn.Module):
         self.norm_sa, self.norm_ff = nn.LayerNorm(dim), nn.LayerNorm(dim)   # LN_a; LN_f of PreNorm(FF)
         self.ff = nn.Sequential(nn.Linear(dim, mlp), nn.GELU(), nn.Linear(mlp, dim))
 
-    def forward(self, z: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, z: torch.Tensor, s: torch.Tensor) -> LayerOutput:
+        """Features ``z`` and symbols ``s`` (B, N, d) -> the updated symbols and the cross-attention."""
         zn = self.norm(z)
         delta, attn = self.cross(zn, self.norm(s) if self.relational else zn)
         s = s + delta
@@ -108,7 +118,7 @@ class AbstractorLayer(nn.Module):
         h = self.norm_sa(s)
         s = s + self.self_attn(h, h, h, need_weights=False)[0]
         s = s + self.ff(self.norm_ff(s))
-        return s, attn
+        return LayerOutput(s, attn)
 
 
 class Scored(NamedTuple):
