@@ -14,7 +14,7 @@ from typing import Any
 
 from icml24.core import results as R
 from icml24.core.claims import VERDICTS, seeds_note, verdict_label
-from icml24.core.publish import fmt, fmt_power
+from icml24.core.publish import fmt, fmt_power, fmt_seconds
 from icml24.core.registry import get_paper
 from icml24.core.report import markdown
 
@@ -40,7 +40,7 @@ def _paper_context(slug: str, results_root: Path, preset: str) -> dict[str, Any]
     return {
         "slug": slug, "card": paper.card, "summary": summary, "claims": claims,
         "claim_defs": paper.claims, "verdicts": dict(verdicts), "figures": figs,
-        "wall": fmt(summary["provenance"].get("wall_time_s")) if summary else "-",
+        "wall": fmt_seconds(summary["provenance"].get("wall_time_s")) if summary else "-",
         "deviations": readme_section(paper.readme, "Deviations"),
         "reproduce": readme_section(paper.readme, "What we reproduce"),
         "how_to_run": readme_section(paper.readme, "How to run"),
