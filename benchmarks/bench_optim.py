@@ -8,6 +8,8 @@ whether the trained parameters are bit-identical.
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import torch
 
@@ -41,10 +43,11 @@ def main() -> None:
 
     def fit(kind: str, which: str):
         cls = optim.FlatAdam if kind == "flat" else _TorchAdam
-        bc.FlatAdam = purify.FlatAdam = cls                       # the module-level name each fit uses
-        gen = torch.Generator().manual_seed(0)
-        torch.manual_seed(0)                                      # the networks' initial weights (global stream)
-        model = (bc.fit_bc(S, A, bc_cfg, gen) if which == "bc" else purify.fit_purifier(X, ddpm_cfg, gen).model)
+        # the module-level name each fit constructs, swapped for this call only
+        with mock.patch.object(bc, "FlatAdam", cls), mock.patch.object(purify, "FlatAdam", cls):
+            gen = torch.Generator().manual_seed(0)
+            torch.manual_seed(0)                                  # the networks' initial weights (global stream)
+            model = bc.fit_bc(S, A, bc_cfg, gen) if which == "bc" else purify.fit_purifier(X, ddpm_cfg, gen).model
         out[f"{kind}_{which}"] = [p.detach().clone() for p in model.parameters()]
 
     for which, name in (("bc", "BC fit (purified_il QUICK: 100-100 MLP, 1000 steps)"),
@@ -55,7 +58,6 @@ def main() -> None:
               f"ratio {t['flat'] / t['torch']:.2f}; parameters bit-identical: {same}")
         ratio_row(name, "torch.optim.Adam (single-tensor, the CPU default)", t["flat"], t["torch"],
                   "yes (bit-identical)" if same else "NO")
-    bc.FlatAdam = purify.FlatAdam = optim.FlatAdam
 
 
 if __name__ == "__main__":
