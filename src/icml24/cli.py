@@ -307,15 +307,22 @@ def _published_seed_seconds(results: Path, slug: str, preset: str):
     published goes first: its length is unknown)."""
     import statistics
 
-    from icml24.core.results import read_json
     from icml24.core.store import SeedSeconds
+
+    times = list(_published_times(results, slug, preset).values())
+    return SeedSeconds(max(times), statistics.median(times)) if times else SeedSeconds(math.inf, math.inf)
+
+
+def _published_times(results: Path, slug: str, preset: str) -> dict[int, float]:
+    """Seed -> wall time of the seeds of ``slug``'s published run at ``preset``; empty where there is none or its
+    summary is unreadable (that costs only the order and the speed line, never the run)."""
+    from icml24.core.results import read_json
 
     path = results / slug / f"{preset}.json"
     try:
-        times = [float(s["wall_time"]) for s in read_json(path)["seeds"]] if path.is_file() else []
-    except (OSError, ValueError, KeyError, TypeError):  # an unreadable summary costs only the order
-        times = []
-    return SeedSeconds(max(times), statistics.median(times)) if times else SeedSeconds(math.inf, math.inf)
+        return {int(s["seed"]): float(s["wall_time"]) for s in read_json(path)["seeds"]} if path.is_file() else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _run_requests(requests, out: Path, results: Path, executor: str, workers, address, device, publish_ok,
@@ -498,28 +505,53 @@ def reproduce(preset: str, executor: str, workers: Optional[int], address: Optio
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
     _warn_full_on_cpu(requests, results)
+    published = {s: _published_times(results, s, preset) for s in slugs}   # read before this run publishes
     start = time.perf_counter()
     outcomes = _run_requests(requests, out, results, executor, workers, address, None, True, redo_corrupt)
     index = build_report(report_dir, results, slugs=slugs, preset=preset)
     if not only:
         update_top_readme(results, slugs)
     _console().print(f"report: {index}")
-    _print_times(_console(), outcomes)
+    _print_times(_console(), outcomes, published)
     _console().print(f"reproduce: {len(slugs)} paper(s) at {preset} in {time.perf_counter() - start:.0f} s wall time "
                      f"({executor} executor)")
     return 1 if any(o.failed for o in outcomes) else 0
 
 
-def _print_times(con, outcomes) -> None:
-    """Per paper, slowest first: its seeds' summed wall time (the resumed ones as recorded when they ran) and when
-    into the call it was finalized (``provenance["elapsed_s"]``): where a reproduction's time went."""
+def speed_ratios(seeds, published: dict[int, float]) -> list[float]:
+    """This run's wall time over the published one, for every seed of ``seeds`` (``SeedResult``) that the published
+    run (seed -> wall time, :func:`_published_times`) has too.
+
+    >>> from icml24.core.results import SeedResult
+    >>> speed_ratios([SeedResult(0, {}, {}, wall_time=3.0), SeedResult(5, {}, {}, wall_time=1.0)], {0: 2.0})
+    [1.5]
+    """
+    return [s.wall_time / published[s.seed] for s in seeds if published.get(s.seed, 0.0) > 0]
+
+
+def _print_times(con, outcomes, published: dict[str, dict[int, float]]) -> None:
+    """Per paper, slowest first: its seeds' summed wall time (the resumed ones as recorded when they ran), when into
+    the call it was finalized (``provenance["elapsed_s"]``) and the median of its seeds' :func:`speed_ratios`
+    against ``published`` (slug -> seed -> wall time, read before the call); then that median over every seed: the
+    machine's speed against the publications', without which two calls' wall times do not compare (the same
+    seeds have run at 0.5-2.5x their published times on one machine over a day)."""
+    import statistics
+
     rows = sorted(((sum(s.wall_time for s in o.result.seeds), o) for o in outcomes if o.result is not None),
                   key=lambda r: -r[0])
+    every: list[float] = []
     for secs, o in rows:
         done = int(o.result.provenance.get("elapsed_s") or 0)
+        ratios = speed_ratios(o.result.seeds, published.get(o.request.paper.slug, {}))
+        every += ratios
         con.print(f"time: {o.request.paper.slug} [{o.request.preset}] {len(o.result.seeds)} seeds, {secs:.0f} s of "
                   f"seed time, finished {done // 60}:{done % 60:02d} into the run"
+                  + (f", {statistics.median(ratios):.2f}x the published seed times" if ratios else "")
                   + (f" ({o.skipped} resumed)" if o.skipped else ""), markup=False, highlight=False, soft_wrap=True)
+    if every:
+        con.print(f"speed: the seeds took a median {statistics.median(every):.2f}x ({min(every):.2f}-{max(every):.2f}) "
+                  f"their published wall times ({len(every)} seeds); wall times of two calls compare only at equal speed",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def heldout(preset: str, executor: str, workers: Optional[int], address: Optional[str], only: Optional[str],

@@ -190,7 +190,8 @@ def test_the_executor_order_reads_each_papers_published_seed_times(tmp_path):
     from icml24.cli import _published_seed_seconds
 
     (tmp_path / "pcdeq").mkdir()
-    (tmp_path / "pcdeq" / "quick.json").write_text(json.dumps({"seeds": [{"wall_time": t} for t in (9.0, 1.0, 4.0)]}))
+    (tmp_path / "pcdeq" / "quick.json").write_text(
+        json.dumps({"seeds": [{"seed": i, "wall_time": t} for i, t in enumerate((9.0, 1.0, 4.0))]}))
     (tmp_path / "brf").mkdir()
     (tmp_path / "brf" / "quick.json").write_text("{not json")
 
@@ -199,3 +200,25 @@ def test_the_executor_order_reads_each_papers_published_seed_times(tmp_path):
 
     assert seconds("pcdeq") == (9.0, 4.0)  # the first seed (artefact builds): the longest; others: median
     assert seconds("brf") == (math.inf, math.inf) == seconds("acpo")
+
+
+def test_reproduce_prints_its_speed_against_the_published_seed_times(capsys):
+    """Per paper and over every seed: this call's seed times over the published run's, read before the call
+    (a summary without some seed, or none, adds nothing); so that a slow hour is told from a slow code change."""
+    from types import SimpleNamespace
+
+    from icml24.cli import _console, _print_times
+    from icml24.core.results import SeedResult
+
+    def outcome(slug, times):
+        seeds = [SeedResult(i, {}, {}, wall_time=t) for i, t in enumerate(times)]
+        result = SimpleNamespace(seeds=seeds, provenance={"elapsed_s": 61})
+        return SimpleNamespace(result=result, request=SimpleNamespace(paper=SimpleNamespace(slug=slug), preset="quick"),
+                               skipped=0)
+
+    published = {"a": {0: 2.0, 1: 4.0}, "b": {7: 1.0}}
+    _print_times(_console(), [outcome("a", (3.0, 4.0, 9.0)), outcome("b", (1.0,))], published)
+    out = capsys.readouterr().out
+    assert "time: a [quick] 3 seeds, 16 s of seed time, finished 1:01 into the run, 1.25x the published seed times" in out
+    assert "time: b [quick] 1 seeds, 1 s of seed time, finished 1:01 into the run\n" in out     # seed 0 never published
+    assert "speed: the seeds took a median 1.25x (1.00-1.50) their published wall times (2 seeds)" in out
