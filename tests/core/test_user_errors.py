@@ -326,7 +326,8 @@ def test_full_on_a_cpu_says_it_can_take_hours_before_it_starts(argv, empty_dir, 
 
     quick = empty_dir / "results" / "_template" / "quick.json"
     quick.parent.mkdir(parents=True)
-    quick.write_text(json.dumps({"seeds": [{"seed": i, "wall_time": t} for i, t in enumerate((3.0, 4.0, 6.0))]}))  # a published summary's
+    seeds = [{"seed": i, "wall_time": t} for i, t in enumerate((3.0, 4.0, 6.0))]   # a published summary's
+    quick.write_text(json.dumps({"seeds": seeds}))
 
     def stop(*args, **kwargs):  # the warning comes before any seed starts
         raise UserError("stopped before the run")
