@@ -46,10 +46,13 @@ class Config:
     # evaluation
     folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
                           "training folds", ge=3)
-    cv_repeats: int = knob(2, "independent fold partitions of the cross-validation, accuracies averaged", ge=1)
+    cv_repeats: int = knob(4, "independent fold partitions of the cross-validation, accuracies averaged (2 until "
+                              "2026-12-06: pilot_c3c_variance.py)", ge=1)
     noise: float = knob(0.4, "edge noise rate r of the robustness check (official sweep 0-0.4): r/2 of every "
                              "graph's edges removed and as many non-edges added", gt=0, lt=1)
-    noise_draws: int = knob(3, "independent noisy copies of the data set, noisy accuracies averaged", ge=1)
+    noise_draws: int = knob(6, "independent noisy copies of the data set, noisy accuracies averaged (3 until "
+                               "2026-12-06: the probe's partitions and copies were 80% of C3c's seed-to-seed variance)",
+                            ge=1)
     drop_top: float = knob(0.2, "C2: the fraction of each graph's edges with the highest drop probability", gt=0,
                            le=1)
     premise_graphs: int = knob(500, "C1: SBM graphs on which single-edge removals are compared (50 gave verdicts "
@@ -61,7 +64,7 @@ SMOKE = Config(sbm_graphs=40, hidden=8, aug_hidden=8, epochs=1, tu_epochs=1, bat
                cv_repeats=1, noise_draws=1, restarts=1)
 QUICK = Config(sbm_graphs=400)
 FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000,
-              noise_draws=5)
+              noise_draws=8)
 SEEDS = {"smoke": (0,), "quick": tuple(range(16)), "full": tuple(range(16))}
 
 
