@@ -32,15 +32,11 @@ def quick_check_timeout(slug: str, floor: int = 600, slack: float = 3.0) -> int:
     times the summed seed times of its published QUICK run, at least ``floor`` (pyproject's time-out of every test).
     The same seeds have taken up to 2.5x their published times on one machine, and a fresh store rebuilds the
     paper's artefacts (purified_il's expert: about 9 minutes); several papers' QUICK takes over 600 s serially."""
-    import json
     import math
 
-    try:
-        seeds = json.loads((REPO / "results" / slug / "quick.json").read_text())["seeds"]
-        total = sum(float(s["wall_time"]) for s in seeds)
-    except (OSError, ValueError, KeyError, TypeError):
-        total = 0.0
-    return max(floor, math.ceil(slack * total))
+    from icml24.cli import _published_times  # the executor's order reads the same seed times
+
+    return max(floor, math.ceil(slack * sum(_published_times(REPO / "results", slug, "quick").values())))
 
 
 def pytest_collection_modifyitems(items) -> None:
