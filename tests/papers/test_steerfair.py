@@ -86,6 +86,44 @@ def test_steering_changes_only_the_last_position(tiny):
     assert not torch.allclose(base[:, -1], moved[:, -1], atol=1e-3)
 
 
+def test_cached_prompts_give_the_whole_forward_with_and_without_steering(tiny):
+    """cache_prompts + cached_next_token_logprobs equal next_token_logprobs (to float rounding) on left-padded
+    rows of unequal length, one of a single token (its cached part is all padding), unsteered and steered,
+    and reading leaves the caches as they were (a second read is bit-identical)."""
+    seqs = _seqs(np.random.default_rng(4), n=7) + [[5]]
+    cache = llm.cache_prompts(tiny, seqs, 0, batch=3)
+    assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
+    u = np.random.default_rng(2).standard_normal((2, 4, 4))
+    for alpha in (0.0, 3.0):
+        with llm.steering(tiny, u, np.ones((2, 4), bool), alpha=alpha):
+            whole = llm.next_token_logprobs(tiny, seqs, 0, batch=3)
+            first = llm.cached_next_token_logprobs(tiny, cache)
+            again = llm.cached_next_token_logprobs(tiny, cache)
+        assert torch.allclose(whole, first, atol=1e-5) and torch.equal(first, again)
+    assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
+
+
+def test_cached_prompts_with_suffixes_give_the_whole_forward(tiny):
+    """A suffix per prompt read over the cached prompt equals the whole ``prompt + suffix`` forward (to float
+    rounding), suffixes of unequal length (padding in the middle), steered and with the heads recorded."""
+    rng = np.random.default_rng(5)
+    seqs = _seqs(rng, n=7)
+    suffixes = [rng.integers(1, 30, rng.integers(0, 4)).tolist() for _ in seqs]
+    cache = llm.cache_prompts(tiny, seqs, 0, batch=3)
+    u = np.random.default_rng(2).standard_normal((2, 4, 4))
+    sites = [s.module for s in llm.head_sites(tiny)]
+    with llm.steering(tiny, u, np.ones((2, 4), bool), alpha=2.0):
+        with llm.Recorder(sites) as whole_rec:
+            whole = llm.next_token_logprobs(tiny, [s + x for s, x in zip(seqs, suffixes)], 0, batch=3)
+        with llm.Recorder(sites) as cached_rec:
+            cached = llm.cached_next_token_logprobs(tiny, cache, suffixes=suffixes)
+    assert torch.allclose(whole, cached, atol=1e-5)
+    assert np.allclose(whole_rec.stack(), cached_rec.stack(), atol=1e-5)
+    assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
+    with pytest.raises(ValueError, match="suffixes"):
+        llm.cached_next_token_logprobs(tiny, cache, suffixes=suffixes[:-1])
+
+
 def test_steer_keeps_the_norm_and_leaves_other_heads():
     g = torch.Generator().manual_seed(0)
     h = torch.randn(7, 3, 5, generator=g)

@@ -8,7 +8,9 @@
   original.
 * :func:`tiny_llama` builds a small random ``LlamaForCausalLM`` in memory (tests; and a model to train
   from scratch with the same architecture as SmolLM2).
-* :func:`next_token_logprobs` and :func:`continuation_logprobs` score batches of token-id lists.
+* :func:`next_token_logprobs` and :func:`continuation_logprobs` score batches of token-id lists;
+  :func:`cache_prompts` and :func:`cached_next_token_logprobs` read the next token of the same prompts
+  many times (under different interventions at the last position) for one token's compute each.
 * :func:`head_sites`, :class:`Recorder` and :class:`HeadSteer` read and change the per-head attention
   outputs (the input of each layer's output projection, split into heads) and MLP outputs with torch
   forward hooks, for HF Llama-family models.
@@ -165,6 +167,62 @@ def next_token_logprobs(model: nn.Module, seqs: Sequence[Sequence[int]], pad_id:
     for i in range(0, len(seqs), batch):
         ids, mask = left_pad(seqs[i:i + batch], pad_id)
         out.append(F.log_softmax(_logits(model, ids, mask, device, last_only=True)[:, -1].float(), -1).cpu())
+    return torch.cat(out)
+
+
+class PromptCache(NamedTuple):
+    """Prompts split for :func:`cached_next_token_logprobs`: per batch of ``batch`` left-padded prompts, the
+    key-value cache of every token but the last, and the last tokens with their mask and positions."""
+
+    caches: list[Any]             # per batch, the model's key-value cache of the first T - 1 tokens
+    last: list[torch.Tensor]      # per batch, (B, 1) the last token of each prompt
+    masks: list[torch.Tensor]     # per batch, (B, T) the attention mask of the whole prompts
+    positions: list[torch.Tensor]  # per batch, (B, 1) the last token's position
+
+
+@torch.no_grad()
+def cache_prompts(model: nn.Module, seqs: Sequence[Sequence[int]], pad_id: int, batch: int = 16,
+                  device: str = "cpu") -> PromptCache:
+    """Run every prompt but its last token once (an HF causal LM, batches as in :func:`next_token_logprobs`)
+    and keep the key-value caches, so that the next-token distribution can be read many times, under
+    different interventions at the last position, for the price of one token each."""
+    caches, last, masks, positions = [], [], [], []
+    for i in range(0, len(seqs), batch):
+        ids, mask = left_pad(seqs[i:i + batch], pad_id)                                  # (B, T)
+        pos = (mask.cumsum(1) - 1).clamp(min=0)
+        out = model(input_ids=ids[:, :-1].to(device), attention_mask=mask[:, :-1].to(device),
+                    position_ids=pos[:, :-1].to(device), use_cache=True, logits_to_keep=1)
+        caches.append(out.cache)
+        last.append(ids[:, -1:])
+        masks.append(mask)
+        positions.append(pos[:, -1:])
+    return PromptCache(caches, last, masks, positions)
+
+
+@torch.no_grad()
+def cached_next_token_logprobs(model: nn.Module, prompts: PromptCache, device: str = "cpu",
+                               suffixes: Sequence[Sequence[int]] | None = None) -> torch.Tensor:
+    """:func:`next_token_logprobs` of the prompts of :func:`cache_prompts`, (n, V): only the last token runs,
+    reading the cached keys and values (equal to the whole forward to float rounding, tested). The earlier
+    positions do not see an intervention at the last one (causal attention), so a hook that acts at position
+    -1 (:func:`steering`, :class:`Recorder`) gives what it gives on the whole prompt. With ``suffixes`` (a
+    token list per prompt), the distribution after ``prompt + suffix``: each batch's new tokens are
+    left-padded after the cached part (masked padding in the middle), so every row ends at position -1 again.
+    The caches are left as they were."""
+    if suffixes is not None and len(suffixes) != sum(len(last) for last in prompts.last):
+        raise ValueError(f"{len(suffixes)} suffixes for {sum(len(last) for last in prompts.last)} cached prompts")
+    out, row = [], 0
+    for cache, last, mask, pos in zip(*prompts):
+        ids, new_mask, new_pos = last, torch.ones_like(last), pos                          # (B, 1) each
+        if suffixes is not None:
+            ids, new_mask = left_pad([[int(t)] + list(sfx) for t, sfx in
+                                      zip(last[:, 0].tolist(), suffixes[row:row + len(last)])], 0)  # (B, S)
+            new_pos = pos + (new_mask.cumsum(1) - 1).clamp(min=0)         # positions go on from the last token's
+        row += len(last)
+        logits = model(input_ids=ids.to(device), attention_mask=torch.cat([mask[:, :-1], new_mask], 1).to(device),
+                       position_ids=new_pos.to(device), cache=cache, use_cache=True, logits_to_keep=1).logits
+        cache.crop(-ids.shape[1])                               # drop the new tokens' keys and values again
+        out.append(F.log_softmax(logits[:, -1].float(), -1).cpu())                        # (B, V)
     return torch.cat(out)
 
 

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml24.common.optim import FlatAdam
 from icml24.papers.momentor import data
 from icml24.papers.momentor.tpm import TemporalPerception
 
@@ -238,21 +239,19 @@ def fit(model: DecoderLM, frames: torch.Tensor, enc: Encoded, steps: int, batch:
         weight_decay: float, generator: torch.Generator) -> list[float]:
     """AdamW with a linear warm-up over 5% of the steps and cosine decay; batches drawn with replacement from
     ``generator``; row i of ``frames`` (Q, N_t, d) is the video of query i of ``enc``. Returns every step's loss."""
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    opt = FlatAdam(model.parameters(), lr=lr, weight_decay=weight_decay, decoupled=True)   # torch's AdamW, bit for bit
     warm = max(1, steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))))
     n = frames.shape[0]
     losses = []
     model.train()
-    for _ in range(steps):
+    for step in range(steps):
+        opt.lr = lr * min((step + 1) / warm, 0.5 * (1 + math.cos(math.pi * min(step, steps) / steps)))  # as LambdaLR
         idx = torch.randint(n, (batch,), generator=generator).to(frames.device)   # a CPU generator on any device
         value = loss(model, frames[idx], enc.take(idx))
         opt.zero_grad()
         value.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        sched.step()
         losses.append(float(value.detach()))
     return losses
 

@@ -26,7 +26,10 @@ Per seed, two parts (each a checkpointed stage):
     as in (a), from the model's answers to the unlabelled questions in both orders; its strength is
     ``llm_alpha`` or, at 0, chosen per seed from ``llm_alphas`` without labels: the value whose share
     of "A" answers on ``llm_heldout`` further unlabelled questions (both orders) is closest to 1/2
-    (``llm_alpha``); the random control steers the same heads at the same strength.
+    (``llm_alpha``); the random control steers the same heads at the same strength. Every prompt runs
+    once without its last token (``llm.cache_prompts``); each read of it (steered, recorded, or followed by
+    a demonstration's forced answer) runs only the tokens from its last on, over that key-value cache:
+    steering and recording act at the last position, which no earlier position attends to.
 """
 
 from __future__ import annotations
@@ -167,38 +170,51 @@ def llm_stage(config: Config, seed: int, ctx: RunContext) -> StageOut:
     unlabelled = questions.sample(rng, config.llm_unlabelled)
     heldout = questions.sample(rng, config.llm_heldout)
     both = (unlabelled, questions.swap(unlabelled))                       # the two cyclic orderings
-    rules = [np.concatenate([llm.record_heads(model, questions.prompt_ids(tok, q, [r] * len(q.gold)), pad,
-                                              config.llm_batch, ctx.device) for q in both]) for r in (0, 1)]
-    # the label-free orientation: the model's answers to the unlabelled questions in both orders (one pass)
-    unl_ids = [ids for q in both for ids in questions.prompt_ids(tok, q)]
     sites = llm.head_sites(model)
-    with llm.Recorder([s.module for s in sites]) as rec:
-        own_answers = choose(model, unl_ids, letters, pad, config.llm_batch, ctx.device)
-    unl_acts = rec.stack().reshape(len(unl_ids), len(sites), sites[0].n_heads, sites[0].d_head)
-    own = answer_direction(unl_acts, own_answers)
-    sf = steerfair(rules, config.components, config.llm_k, config.orient, own.b)
 
-    def share_a(qs: questions.TwoOption, d: Directions | None, alpha: float) -> float:
-        """Share of 'A' answers over both orders of qs (no label read)."""
-        ids = [i for q in (qs, questions.swap(qs)) for i in questions.prompt_ids(tok, q)]
+    def cached(qs: questions.TwoOption) -> llm.PromptCache:
+        """The prompts of qs, all but their last token run once: each (steered) read costs the tokens after."""
+        return llm.cache_prompts(model, questions.prompt_ids(tok, qs), pad, config.llm_batch, ctx.device)
+
+    def read(prompts: llm.PromptCache, suffixes: list[list[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(n, V) next-token log-probabilities after each prompt (and its suffix), (n, L, H, d) the heads there."""
+        with llm.Recorder([s.module for s in sites]) as rec:
+            logp = llm.cached_next_token_logprobs(model, prompts, ctx.device, suffixes).numpy()
+        return logp, rec.stack().reshape(len(logp), len(sites), sites[0].n_heads, sites[0].d_head)
+
+    def answers(prompts: llm.PromptCache, d: Directions | None, alpha: float) -> np.ndarray:
+        """(n,) the option chosen after each prompt, steered by d at strength alpha."""
         with _steered(model, d, alpha)():
-            return float(np.mean(choose(model, ids, letters, pad, config.llm_batch, ctx.device) == 0))
+            logp = llm.cached_next_token_logprobs(model, prompts, ctx.device)          # (n, V)
+        return logp[:, letters].argmax(1).numpy()
+
+    unl = [cached(q) for q in both]
+    # SteerFair's demonstrations: each unlabelled question followed by rule r's forced answer
+    rules = [np.concatenate([read(p, questions.answer_suffixes(tok, q, r))[1] for p, q in zip(unl, both)])
+             for r in (0, 1)]
+    # the label-free orientation: the model's own answers to the unlabelled questions in both orders
+    own_reads = [read(p) for p in unl]
+    own_answers = np.concatenate([logp[:, letters].argmax(1) for logp, _ in own_reads])
+    own = answer_direction(np.concatenate([heads for _, heads in own_reads]), own_answers)
+    sf = steerfair(rules, config.components, config.llm_k, config.orient, own.b)
 
     alpha = config.llm_alpha
     if alpha == 0:      # chosen per seed, label-free: the share of "A" on held-out unlabelled questions closest to 1/2
-        gaps = [abs(share_a(heldout, sf, a) - 0.5) for a in config.llm_alphas]
+        held = [cached(q) for q in (heldout, questions.swap(heldout))]                    # both orders
+        gaps = [abs(float(np.mean(np.concatenate([answers(h, sf, a) for h in held]) == 0)) - 0.5)
+                for a in config.llm_alphas]
         alpha = float(config.llm_alphas[int(np.argmin(gaps))])
     directions: dict[str, Directions | None] = {
         "none": None, "steerfair": sf, "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
     metrics: dict[str, float] = {"llm_alpha": alpha, "llm_own_letter": float(own.letter),
                                  "llm_share_a_unlabelled": float(np.mean(own_answers == 0))}
     curves: dict[str, list[float]] = {}
+    by_position = [questions.gold_at(test, p) for p in (0, 1)]
+    test_prompts = [cached(q) for q in by_position]
     for tag, d in directions.items():
         acc, share = np.zeros(2), 0.0
-        for p in (0, 1):
-            q = questions.gold_at(test, p)
-            with _steered(model, d, alpha)():
-                pred = choose(model, questions.prompt_ids(tok, q), letters, pad, config.llm_batch, ctx.device)
+        for p, (q, prompts) in enumerate(zip(by_position, test_prompts)):
+            pred = answers(prompts, d, alpha)
             acc[p] = float(np.mean(pred == q.gold))
             share += float(np.mean(pred == 0)) / 2
         metrics[f"llm_acc_{tag}"] = float(acc.mean())

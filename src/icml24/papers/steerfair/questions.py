@@ -92,6 +92,17 @@ def prompt_ids(tokenizer: Any, qs: TwoOption, answer: list[int] | None = None) -
     return out
 
 
+def answer_suffixes(tokenizer: Any, qs: TwoOption, rule: int) -> list[list[int]]:
+    """The tokens that ``prompt_ids(tokenizer, qs, [rule] * n)`` adds after ``prompt_ids(tokenizer, qs)``:
+    rule's forced answer, read over the cached prompts. Refuses a tokenizer that merges across the seam."""
+    out = []
+    for p, full in zip(prompt_ids(tokenizer, qs), prompt_ids(tokenizer, qs, [rule] * len(qs.gold))):
+        if full[:len(p)] != p:
+            raise ValueError("the tokenizer merges the answer into the prompt's last token: no suffix to append")
+        out.append(full[len(p):])
+    return out
+
+
 def letter_ids(tokenizer: Any) -> list[int]:
     """Token ids of the letters A and B (each a single token)."""
     ids = [tokenizer.encode(L, add_special_tokens=False) for L in LETTERS]
