@@ -103,25 +103,77 @@ def test_cached_prompts_give_the_whole_forward_with_and_without_steering(tiny):
     assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
 
 
-def test_cached_prompts_with_suffixes_give_the_whole_forward(tiny):
+def test_cached_prompts_with_suffixes_give_the_whole_forward():
     """A suffix per prompt read over the cached prompt equals the whole ``prompt + suffix`` forward (to float
-    rounding), suffixes of unequal length (padding in the middle), steered and with the heads recorded."""
+    rounding) on a grouped-query model (SmolLM2's attention: fewer key-value heads than heads), suffixes of
+    unequal length (padding in the middle), a one-token prompt beside longer ones, steered and with the heads
+    recorded; a plain read before and after a suffix read gives the same numbers bit for bit."""
+    gqa = llm.tiny_llama(vocab=30, hidden=16, layers=2, heads=4, kv_heads=2, seed=3).eval()
     rng = np.random.default_rng(5)
-    seqs = _seqs(rng, n=7)
+    seqs = _seqs(rng, n=7) + [[4]]
     suffixes = [rng.integers(1, 30, rng.integers(0, 4)).tolist() for _ in seqs]
-    cache = llm.cache_prompts(tiny, seqs, 0, batch=3)
+    cache = llm.cache_prompts(gqa, seqs, 0, batch=3)
     u = np.random.default_rng(2).standard_normal((2, 4, 4))
-    sites = [s.module for s in llm.head_sites(tiny)]
-    with llm.steering(tiny, u, np.ones((2, 4), bool), alpha=2.0):
+    sites = [s.module for s in llm.head_sites(gqa)]
+    with llm.steering(gqa, u, np.ones((2, 4), bool), alpha=2.0):
+        before = llm.cached_next_token_logprobs(gqa, cache)
         with llm.Recorder(sites) as whole_rec:
-            whole = llm.next_token_logprobs(tiny, [s + x for s, x in zip(seqs, suffixes)], 0, batch=3)
+            whole = llm.next_token_logprobs(gqa, [s + x for s, x in zip(seqs, suffixes)], 0, batch=3)
         with llm.Recorder(sites) as cached_rec:
-            cached = llm.cached_next_token_logprobs(tiny, cache, suffixes=suffixes)
+            cached = llm.cached_next_token_logprobs(gqa, cache, suffixes=suffixes)
+        after = llm.cached_next_token_logprobs(gqa, cache)
     assert torch.allclose(whole, cached, atol=1e-5)
     assert np.allclose(whole_rec.stack(), cached_rec.stack(), atol=1e-5)
+    assert torch.equal(before, after)
     assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
     with pytest.raises(ValueError, match="suffixes"):
-        llm.cached_next_token_logprobs(tiny, cache, suffixes=suffixes[:-1])
+        llm.cached_next_token_logprobs(gqa, cache, suffixes=suffixes[:-1])
+
+
+def test_cached_reads_leave_the_cache_as_it_was_when_the_forward_raises(tiny):
+    """A hook that raises inside a cached read leaves no keys or values behind; a later read is unchanged."""
+    seqs = _seqs(np.random.default_rng(6), n=4)
+    cache = llm.cache_prompts(tiny, seqs, 0, batch=2)
+    first = llm.cached_next_token_logprobs(tiny, cache)
+
+    def boom(*_args):
+        raise RuntimeError("boom")
+
+    handle = llm.head_sites(tiny)[0].module.register_forward_pre_hook(boom)   # layer 0 appended, layer 1 not
+    with pytest.raises(RuntimeError, match="boom"):
+        llm.cached_next_token_logprobs(tiny, cache, suffixes=[[3, 4]] * 4)
+    handle.remove()
+    assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
+    assert torch.equal(first, llm.cached_next_token_logprobs(tiny, cache))
+
+
+def test_cache_prompts_refuses_a_batch_of_one_token_prompts(tiny):
+    with pytest.raises(ValueError, match="one token each"):
+        llm.cache_prompts(tiny, [[3], [4], [5, 6]], 0, batch=2)
+
+
+def test_answer_suffixes_are_what_the_forced_answer_adds():
+    """answer_suffixes: the tokens after the prompt; a tokenizer that merges across the seam is refused."""
+
+    class Chars:                        # one token per character: the prompt is always a prefix
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+            return f"<user>{messages[0]['content']}<assistant>"
+
+        def encode(self, text, add_special_tokens):
+            return [ord(ch) for ch in text]
+
+    class Merging(Chars):               # "(A" and "(B" become one token: the seam moves
+        def encode(self, text, add_special_tokens):
+            return [ord(ch) for ch in text.replace("(A", "@").replace("(B", "#")]
+
+    qs = questions.sample(np.random.default_rng(0), 3)
+    for rule in (0, 1):
+        got = questions.answer_suffixes(Chars(), qs, rule)
+        full = questions.prompt_ids(Chars(), qs, [rule] * 3)
+        assert [p + x for p, x in zip(questions.prompt_ids(Chars(), qs), got)] == full
+        assert all("".join(map(chr, x)).startswith(questions.LETTERS[rule] + ") ") for x in got)
+    with pytest.raises(ValueError, match="merges"):
+        questions.answer_suffixes(Merging(), qs, 0)
 
 
 def test_steer_keeps_the_norm_and_leaves_other_heads():
@@ -376,3 +428,8 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
         assert out.metrics[f"llm_imbalance_{tag}"] == pytest.approx(abs(out.metrics[f"llm_share_a_{tag}"] - 0.5))
     lm = llm.smollm2(ctx)                                        # a second load reads the same converted cache
     assert len(questions.letter_ids(lm.tokenizer)) == 2
+    qs = questions.sample(np.random.default_rng(0), 4)           # SmolLM2's tokenizer keeps the seam
+    for rule in (0, 1):
+        suffixes = questions.answer_suffixes(lm.tokenizer, qs, rule)
+        assert [p + x for p, x in zip(questions.prompt_ids(lm.tokenizer, qs), suffixes)] == \
+            questions.prompt_ids(lm.tokenizer, qs, [rule] * 4)

@@ -185,10 +185,15 @@ def cache_prompts(model: nn.Module, seqs: Sequence[Sequence[int]], pad_id: int, 
                   device: str = "cpu") -> PromptCache:
     """Run every prompt but its last token once (an HF causal LM, batches as in :func:`next_token_logprobs`)
     and keep the key-value caches, so that the next-token distribution can be read many times, under
-    different interventions at the last position, for the price of one token each."""
+    different interventions at the last position, for the price of one token each. Call it outside any
+    :func:`steering` or :class:`Recorder`: a hook active here would act on each prompt's second-to-last token
+    and stay in the cache. Each batch needs a prompt of two tokens or more (else there is nothing to cache)."""
     caches, last, masks, positions = [], [], [], []
     for i in range(0, len(seqs), batch):
         ids, mask = left_pad(seqs[i:i + batch], pad_id)                                  # (B, T)
+        if ids.shape[1] < 2:
+            raise ValueError(f"prompts {i}-{i + len(ids) - 1} are one token each: nothing to cache; use "
+                             "next_token_logprobs")
         pos = (mask.cumsum(1) - 1).clamp(min=0)
         out = model(input_ids=ids[:, :-1].to(device), attention_mask=mask[:, :-1].to(device),
                     position_ids=pos[:, :-1].to(device), use_cache=True, logits_to_keep=1)
@@ -208,20 +213,25 @@ def cached_next_token_logprobs(model: nn.Module, prompts: PromptCache, device: s
     -1 (:func:`steering`, :class:`Recorder`) gives what it gives on the whole prompt. With ``suffixes`` (a
     token list per prompt), the distribution after ``prompt + suffix``: each batch's new tokens are
     left-padded after the cached part (masked padding in the middle), so every row ends at position -1 again.
-    The caches are left as they were."""
+    The caches are left as they were, also when the forward raises."""
     if suffixes is not None and len(suffixes) != sum(len(last) for last in prompts.last):
         raise ValueError(f"{len(suffixes)} suffixes for {sum(len(last) for last in prompts.last)} cached prompts")
     out, row = [], 0
-    for cache, last, mask, pos in zip(*prompts):
+    for cache, last, mask, pos in zip(prompts.caches, prompts.last, prompts.masks, prompts.positions):
         ids, new_mask, new_pos = last, torch.ones_like(last), pos                          # (B, 1) each
         if suffixes is not None:
             ids, new_mask = left_pad([[int(t)] + list(sfx) for t, sfx in
                                       zip(last[:, 0].tolist(), suffixes[row:row + len(last)])], 0)  # (B, S)
             new_pos = pos + (new_mask.cumsum(1) - 1).clamp(min=0)         # positions go on from the last token's
         row += len(last)
-        logits = model(input_ids=ids.to(device), attention_mask=torch.cat([mask[:, :-1], new_mask], 1).to(device),
-                       position_ids=new_pos.to(device), cache=cache, use_cache=True, logits_to_keep=1).logits
-        cache.crop(-ids.shape[1])                               # drop the new tokens' keys and values again
+        length = cache.get_seq_length()
+        try:
+            logits = model(input_ids=ids.to(device), attention_mask=torch.cat([mask[:, :-1], new_mask], 1).to(device),
+                           position_ids=new_pos.to(device), cache=cache, use_cache=True, logits_to_keep=1).logits
+        finally:        # drop the new tokens' keys and values again, layer by layer (a raise may stop part-way)
+            for layer in cache.layers:
+                if layer.get_seq_length() > length:
+                    layer.crop(length - layer.get_seq_length())
         out.append(F.log_softmax(logits[:, -1].float(), -1).cpu())                        # (B, V)
     return torch.cat(out)
 

@@ -239,13 +239,13 @@ def fit(model: DecoderLM, frames: torch.Tensor, enc: Encoded, steps: int, batch:
         weight_decay: float, generator: torch.Generator) -> list[float]:
     """AdamW with a linear warm-up over 5% of the steps and cosine decay; batches drawn with replacement from
     ``generator``; row i of ``frames`` (Q, N_t, d) is the video of query i of ``enc``. Returns every step's loss."""
-    opt = FlatAdam(model.parameters(), lr=lr, weight_decay=weight_decay, decoupled=True)   # torch's AdamW, bit for bit
+    opt = FlatAdam(model.parameters(), lr=lr, weight_decay=weight_decay, decoupled=True)   # CPU AdamW, bit for bit
     warm = max(1, steps // 20)
     n = frames.shape[0]
     losses = []
     model.train()
     for step in range(steps):
-        opt.lr = lr * min((step + 1) / warm, 0.5 * (1 + math.cos(math.pi * min(step, steps) / steps)))  # as LambdaLR
+        opt.lr = lr * min((step + 1) / warm, 0.5 * (1 + math.cos(math.pi * step / steps)))   # as LambdaLR did
         idx = torch.randint(n, (batch,), generator=generator).to(frames.device)   # a CPU generator on any device
         value = loss(model, frames[idx], enc.take(idx))
         opt.zero_grad()

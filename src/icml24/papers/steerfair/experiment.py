@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, NamedTuple
 
 import numpy as np
 import torch
@@ -55,6 +55,13 @@ __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figu
 
 METHODS = ("none", "steerfair", "sf_official", "random", "iti100", "iti500", "sf_oracle_sign")
 LLM_METHODS = ("none", "steerfair", "random")
+
+
+class _Read(NamedTuple):
+    """One read of the LLM over cached prompts (``llm_stage``)."""
+
+    logp: np.ndarray    # (n, V) next-token log-probabilities after each prompt (and its suffix)
+    heads: np.ndarray   # (n, L, H, d) the heads' outputs at the last token
 
 
 def _steered(model: torch.nn.Module, d: Directions | None, alpha: float) -> Callable[[], ContextManager]:
@@ -176,33 +183,39 @@ def llm_stage(config: Config, seed: int, ctx: RunContext) -> StageOut:
         """The prompts of qs, all but their last token run once: each (steered) read costs the tokens after."""
         return llm.cache_prompts(model, questions.prompt_ids(tok, qs), pad, config.llm_batch, ctx.device)
 
-    def read(prompts: llm.PromptCache, suffixes: list[list[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(n, V) next-token log-probabilities after each prompt (and its suffix), (n, L, H, d) the heads there."""
+    def read(prompts: llm.PromptCache, suffixes: list[list[int]] | None = None) -> _Read:
+        """The next-token distribution after each prompt (and its suffix), and the heads there."""
         with llm.Recorder([s.module for s in sites]) as rec:
             logp = llm.cached_next_token_logprobs(model, prompts, ctx.device, suffixes).numpy()
-        return logp, rec.stack().reshape(len(logp), len(sites), sites[0].n_heads, sites[0].d_head)
+        return _Read(logp, rec.stack().reshape(len(logp), len(sites), sites[0].n_heads, sites[0].d_head))
+
+    def chosen(logp: np.ndarray) -> np.ndarray:
+        """(n,) the option whose letter is likelier, from (n, V) next-token log-probabilities."""
+        return logp[:, letters].argmax(1)
 
     def answers(prompts: llm.PromptCache, d: Directions | None, alpha: float) -> np.ndarray:
         """(n,) the option chosen after each prompt, steered by d at strength alpha."""
         with _steered(model, d, alpha)():
-            logp = llm.cached_next_token_logprobs(model, prompts, ctx.device)          # (n, V)
-        return logp[:, letters].argmax(1).numpy()
+            return chosen(llm.cached_next_token_logprobs(model, prompts, ctx.device).numpy())
 
     unl = [cached(q) for q in both]
     # SteerFair's demonstrations: each unlabelled question followed by rule r's forced answer
-    rules = [np.concatenate([read(p, questions.answer_suffixes(tok, q, r))[1] for p, q in zip(unl, both)])
+    rules = [np.concatenate([read(p, questions.answer_suffixes(tok, q, r)).heads for p, q in zip(unl, both)])
              for r in (0, 1)]
     # the label-free orientation: the model's own answers to the unlabelled questions in both orders
     own_reads = [read(p) for p in unl]
-    own_answers = np.concatenate([logp[:, letters].argmax(1) for logp, _ in own_reads])
-    own = answer_direction(np.concatenate([heads for _, heads in own_reads]), own_answers)
+    own_answers = np.concatenate([chosen(o.logp) for o in own_reads])
+    own = answer_direction(np.concatenate([o.heads for o in own_reads]), own_answers)
     sf = steerfair(rules, config.components, config.llm_k, config.orient, own.b)
+
+    def share_a(prompts: list[llm.PromptCache], alpha: float) -> float:
+        """Share of 'A' answers after the prompts (no label read), steered by SteerFair at strength alpha."""
+        return float(np.mean(np.concatenate([answers(p, sf, alpha) for p in prompts]) == 0))
 
     alpha = config.llm_alpha
     if alpha == 0:      # chosen per seed, label-free: the share of "A" on held-out unlabelled questions closest to 1/2
         held = [cached(q) for q in (heldout, questions.swap(heldout))]                    # both orders
-        gaps = [abs(float(np.mean(np.concatenate([answers(h, sf, a) for h in held]) == 0)) - 0.5)
-                for a in config.llm_alphas]
+        gaps = [abs(share_a(held, a) - 0.5) for a in config.llm_alphas]
         alpha = float(config.llm_alphas[int(np.argmin(gaps))])
     directions: dict[str, Directions | None] = {
         "none": None, "steerfair": sf, "random": random_directions(sf.mask, sf.u.shape[-1], rng)}
