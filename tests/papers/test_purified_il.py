@@ -262,28 +262,34 @@ def test_the_config_rules_refuse_bad_d1_checkpoints_and_sweeps():
             validate(dataclasses.replace(QUICK, **change))
 
 
-def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
+def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path, monkeypatch):
     """The QUICK path at toy size: Reacher-v5 (50-step episodes, 2-D actions in [-1, 1]) with a 300-step SAC
     expert from the artefact cache (and its checkpoints, D1), demonstrations as Minari datasets, both
-    purifiers and every learner."""
+    purifiers and every learner. Training writes nothing into the temporary folder (SB3's default logger
+    would leave an empty SB3-<time> folder there)."""
     pytest.importorskip("stable_baselines3")
     pytest.importorskip("mujoco")
+    import tempfile
 
     from icml24.papers.purified_il.experiment import run
 
-    ctx = RunContext(cache_dir=tmp_path, code_hash="test")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    cache = tmp_path / "cache"
+    ctx = RunContext(cache_dir=cache, code_hash="test")
     torch.manual_seed(123)
     before = torch.rand(3)
     torch.manual_seed(123)
     task = demos.make_task("Reacher-v5", 300, 0, ctx)
     assert torch.equal(torch.rand(3), before)                      # SB3 reseeds globally; the expert does not
-    assert task.u_max == 1.0 and len(list(tmp_path.glob("sb3_expert-*"))) == 1
+    assert task.u_max == 1.0 and len(list(cache.glob("sb3_expert-*"))) == 1
     obs = np.zeros((4, 10))
     np.testing.assert_array_equal(task.expert(obs), demos.make_task("Reacher-v5", 300, 0, ctx).expert(obs))
-    assert len(list(tmp_path.glob("sb3_expert-*"))) == 1                   # read back, not trained again
+    assert len(list(cache.glob("sb3_expert-*"))) == 1                   # read back, not trained again
     # D1: the checkpoints saved by the same training run (SMOKE: every 100 steps), from one cache entry
     ck = demos.make_task("Reacher-v5", 300, 0, ctx, checkpoint_every=100, d1_steps=(200, 100))
-    assert sorted(ck.checkpoints) == [100, 200] and len(list(tmp_path.glob("sb3_expert-*"))) == 2
+    assert sorted(ck.checkpoints) == [100, 200] and len(list(cache.glob("sb3_expert-*"))) == 2
     obs = np.random.default_rng(0).normal(size=(8, 10))
     assert not np.allclose(ck.checkpoints[100](obs), ck.expert(obs))
     d = demos_stage(SMOKE, ck, 0, ctx)
@@ -292,7 +298,7 @@ def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
     np.testing.assert_allclose(p.actions, ck.checkpoints[100](p.states), atol=1e-5)
     res = run(SMOKE, 0, ctx)
     m = res.metrics
-    assert len(list(tmp_path.glob("sb3_expert-*"))) == 2                  # read back, not trained again
+    assert len(list(cache.glob("sb3_expert-*"))) == 2                  # read back, not trained again
     for key in ("score_dpbc_strong", "score_dpbco_strong", "score_oracle_strong", "score_bc_d1_strong",
                 "score_dpbc_i2_strong", "score_dpbco_i2_strong", "act_err_after_official_strong"):
         assert np.isfinite(m[key]), key
@@ -302,6 +308,7 @@ def test_a_mujoco_task_trains_its_sb3_expert_once_and_runs_end_to_end(tmp_path):
     assert m["act_err_before_d1_strong"] == m["act_err_before_ck100"]   # the worst checkpoint is D1's L1
     assert res.curves["i_sweep"] == [2.0, 5.0]
     assert res.curves["score_vs_i_dpbc"] == [m["score_dpbc_i2_strong"], m["score_dpbc_strong"]]
+    assert not list(scratch.glob("SB3-*"))                               # no logger folder left behind
 
 
 def test_demonstration_reset_seeds_never_meet_each_other_or_the_evaluation_starts():

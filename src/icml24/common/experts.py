@@ -77,6 +77,7 @@ def train_expert(spec: ExpertSpec, folder: Path, device: str = "cpu") -> None:
     import gymnasium as gym
     from stable_baselines3 import SAC
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
 
     saves = set(checkpoint_steps(spec))
 
@@ -92,6 +93,7 @@ def train_expert(spec: ExpertSpec, folder: Path, device: str = "cpu") -> None:
     env = gym.make(spec.env_id)
     with _global_rng_kept():
         model = SAC("MlpPolicy", env, seed=spec.seed, device=device, verbose=0)
+        model.set_logger(Logger(folder=None, output_formats=[]))   # SB3's default makes a /tmp/SB3-<time> folder
         model.learn(total_timesteps=spec.steps, callback=Progress())
         model.save(folder / FILE)
     env.close()
