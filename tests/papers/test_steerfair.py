@@ -130,6 +130,34 @@ def test_cached_prompts_with_suffixes_give_the_whole_forward():
         llm.cached_next_token_logprobs(gqa, cache, suffixes=suffixes[:-1])
 
 
+def test_a_shared_prefix_runs_once_and_gives_the_whole_forward():
+    """Prompts that start alike (a chat template's system turn) share one cached prefix, run once; reads over it
+    equal the whole left-padded forward (to float rounding) plain, steered, recorded and with suffixes, on the
+    grouped-query model, with rests of unequal length (padding after the prefix); the prefix leaves two tokens
+    of the shortest prompt; a batch of one prompt works."""
+    gqa = llm.tiny_llama(vocab=30, hidden=16, layers=2, heads=4, kv_heads=2, seed=3).eval()
+    rng = np.random.default_rng(7)
+    head = [7, 8, 9, 10, 11]
+    seqs = [head + s for s in _seqs(rng, n=6)] + [head + [3, 4]]
+    suffixes = [rng.integers(1, 30, rng.integers(0, 4)).tolist() for _ in seqs]
+    cache = llm.cache_prompts(gqa, seqs, 0, batch=3)
+    assert cache.prefix == 5 and llm.cache_prompts(gqa, seqs + [head[:3] + [1, 2]], 0, batch=3).prefix == 3
+    assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
+    u = np.random.default_rng(2).standard_normal((2, 4, 4))
+    sites = [s.module for s in llm.head_sites(gqa)]
+    for alpha in (0.0, 2.0):
+        with llm.steering(gqa, u, np.ones((2, 4), bool), alpha=alpha):
+            assert torch.allclose(llm.next_token_logprobs(gqa, seqs, 0, batch=3),
+                                  llm.cached_next_token_logprobs(gqa, cache), atol=1e-5)
+            with llm.Recorder(sites) as whole_rec:
+                whole = llm.next_token_logprobs(gqa, [s + x for s, x in zip(seqs, suffixes)], 0, batch=3)
+            with llm.Recorder(sites) as cached_rec:
+                cached = llm.cached_next_token_logprobs(gqa, cache, suffixes=suffixes)
+        assert torch.allclose(whole, cached, atol=1e-5)
+        assert np.allclose(whole_rec.stack(), cached_rec.stack(), atol=1e-5)
+    assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
+
+
 def test_cached_reads_leave_the_cache_as_it_was_when_the_forward_raises(tiny):
     """A hook that raises inside a cached read leaves no keys or values behind; a later read is unchanged."""
     seqs = _seqs(np.random.default_rng(6), n=4)
@@ -429,6 +457,11 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
     lm = llm.smollm2(ctx)                                        # a second load reads the same converted cache
     assert len(questions.letter_ids(lm.tokenizer)) == 2
     qs = questions.sample(np.random.default_rng(0), 4)           # SmolLM2's tokenizer keeps the seam
+    ids, pad = questions.prompt_ids(lm.tokenizer, qs), lm.tokenizer.pad_token_id or lm.tokenizer.eos_token_id
+    cache = llm.cache_prompts(lm.model, ids, pad, batch=4)
+    assert cache.prefix >= 20                                   # the chat template's system turn runs once
+    assert torch.allclose(llm.cached_next_token_logprobs(lm.model, cache),
+                          llm.next_token_logprobs(lm.model, ids, pad, batch=4), atol=1e-4)
     for rule in (0, 1):
         suffixes = questions.answer_suffixes(lm.tokenizer, qs, rule)
         assert [p + x for p, x in zip(questions.prompt_ids(lm.tokenizer, qs), suffixes)] == \

