@@ -616,6 +616,47 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
     return 1 if flips or any(o.failed for o in outcomes) else 0
 
 
+def compare(other: Path, only: Optional[str], preset: str, results: Path) -> int:
+    """Put the published results beside those in another results folder (say, ``icml24 reproduce --results
+    OTHER`` on another machine): per paper the verdicts side by side and how many per-seed numbers differ beyond
+    ``core.compare.SEED_RTOL``; exit 1 if any verdict differs. Papers published in only one folder are named."""
+    from icml24.core import checks
+    from icml24.core.compare import SEED_RTOL, compare_published
+    from icml24.core.registry import PRESETS, get_paper, list_papers
+    from icml24.core.results import read_json
+
+    if preset not in PRESETS:
+        raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
+    for folder, flag in ((results, "--results"), (other, "OTHER")):
+        if not (checks.readable(folder, flag) and folder.is_dir()):
+            raise UserError(f"{flag} {checks.show(folder)}: no such results folder")
+    slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
+    for slug in slugs:
+        get_paper(slug)  # an unknown name is named as such, before any comparison
+    con, differ = _console(), 0
+    for slug in slugs:
+        here, there = results / slug / f"{preset}.json", other / slug / f"{preset}.json"
+        if not (here.is_file() and there.is_file()):
+            con.print(f"{slug}: only in {here if here.is_file() else there}" if here.is_file() or there.is_file()
+                      else f"{slug}: in neither folder")
+            continue
+        c = compare_published(read_json(here), read_json(there))
+        same = sum(a == b for _, a, b in c.verdicts)
+        worst = max(c.differences, key=lambda d: d.rel, default=None)
+        head = f"{slug}: {same} of {len(c.verdicts)} verdicts agree"
+        tail = (f"; {len(c.differences)} of {c.compared} per-seed numbers differ beyond {SEED_RTOL:g}"
+                + (f" (the largest relative one: seed {worst.seed} {worst.name}, {worst.stored:.4g} here, "
+                   f"{worst.fresh:.4g} there)" if worst else "")
+                + f"; {c.machines[0]} / {c.machines[1]}")
+        _say(con, head + tail, head=len(head), style="bold" if c.agree else "bold red")
+        for cid, a, b in c.verdicts:
+            if a != b:
+                _say(con, f"{cid}: {a} here, {b} in {other}", indent=2, style="")
+        differ += not c.agree
+    con.print(f"{differ} paper(s) with a verdict that differs")
+    return 1 if differ else 0
+
+
 def report(out: Path, results: Path, preset: str) -> int:
     """Build the static HTML site from the published results."""
     from icml24.core.registry import PRESETS
@@ -719,6 +760,14 @@ def build_parser() -> argparse.ArgumentParser:
     exec_opts(p)
     p.add_argument("--only", default=None, help="comma-separated slugs (default: every paper)")
     p.add_argument("--offset", type=int, default=1000, help="held-out seeds are the preset's seeds + this")
+    p = sub.add_parser("compare", help="published verdicts and numbers beside another results folder",
+                       description="Put the published results beside those in another results folder (a run on "
+                       "another machine: `icml24 reproduce --results OTHER`): verdicts side by side and the per-seed "
+                       "numbers that differ; exit 1 if any verdict differs.")
+    p.add_argument("other", type=_path, help="the other results folder")
+    p.add_argument("--only", default=None, help="comma-separated slugs (default: every paper)")
+    p.add_argument("--preset", "-p", default="quick", help="which published preset to compare")
+    results_opt(p)
     p = sub.add_parser("report", help="build the static HTML site from results/",
                        description="Build the static HTML site from the published results.")
     p.add_argument("--out", type=_path, default=Path("report"), help="output folder (default report/)")
@@ -728,7 +777,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[..., int]] = {"list": list_cmd, "show": show, "run": run, "check": check,
-                                           "reproduce": reproduce, "heldout": heldout, "report": report}
+                                           "reproduce": reproduce, "heldout": heldout, "compare": compare,
+                                           "report": report}
 
 
 def main(argv: Optional[list[str]] = None) -> None:

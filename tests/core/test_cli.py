@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 
 
-@pytest.mark.parametrize("cmd", ["list", "show", "run", "check", "reproduce", "report"])
+@pytest.mark.parametrize("cmd", ["list", "show", "run", "check", "reproduce", "heldout", "compare", "report"])
 def test_every_command_has_help(cmd):
     out = run_cli(cmd, "--help")
     assert out.returncode == 0 and "usage:" in out.stdout
@@ -43,6 +43,8 @@ BAD = [
     (["show", "no_such_paper"], "unknown paper"),
     (["reproduce", "--only", "nope", "--preset", "smoke"], "unknown paper"),
     (["report", "--preset", "huge"], "unknown preset"),
+    (["compare", "does/not/exist"], "no such results folder"),
+    (["compare", ".", "--preset", "huge"], "unknown preset"),
 ]
 
 
@@ -222,3 +224,40 @@ def test_reproduce_prints_its_speed_against_the_published_seed_times(capsys):
     assert "time: a [quick] 3 seeds, 16 s of seed time, finished 1:01 into the run, 1.25x the published seed times" in out
     assert "time: b [quick] 1 seeds, 1 s of seed time, finished 1:01 into the run\n" in out     # seed 0 never published
     assert "speed: the seeds took a median 1.25x (1.00-1.50) their published wall times (2 seeds)" in out
+
+
+def test_compare_puts_two_publications_side_by_side(tmp_path, capsys):
+    """Two results folders holding one paper's published summary: identical numbers and verdicts agree (exit
+    0); a per-seed number moved beyond SEED_RTOL and a verdict changed are named, with exit 1; a paper published
+    in one folder only is named as such."""
+    import shutil
+
+    from conftest import REPO
+
+    from icml24 import cli
+    from icml24.core.compare import compare_published
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    for folder in (here, there):
+        (folder / "pcdeq").mkdir(parents=True)
+        shutil.copy(REPO / "results" / "pcdeq" / "quick.json", folder / "pcdeq" / "quick.json")
+    (here / "embodied_ai").mkdir()
+    shutil.copy(REPO / "results" / "embodied_ai" / "quick.json", here / "embodied_ai" / "quick.json")
+    summary = json.loads((there / "pcdeq" / "quick.json").read_text())
+    same = compare_published(summary, summary)
+    assert same.agree and same.differences == [] and same.compared > 0
+    assert cli.compare(there, "pcdeq", "quick", here) == 0
+    assert "pcdeq: 8 of 8 verdicts agree; 0 of" in " ".join(capsys.readouterr().out.split())
+
+    seed = summary["seeds"][1]
+    name = sorted(seed["metrics"])[0]
+    seed["metrics"][name] = seed["metrics"][name] * (1 + 1e-3) + 1e-3
+    summary["claims"][0]["verdict"] = "fail" if summary["claims"][0]["verdict"] != "fail" else "pass"
+    (there / "pcdeq" / "quick.json").write_text(json.dumps(summary))
+    c = compare_published(json.loads((here / "pcdeq" / "quick.json").read_text()), summary)
+    assert not c.agree and [(d.seed, d.name) for d in c.differences] == [(seed["seed"], name)]
+    assert cli.compare(there, "pcdeq,embodied_ai", "quick", here) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    cid = summary["claims"][0]["claim_id"]
+    assert "pcdeq: 7 of 8 verdicts agree; 1 of" in out and f"seed {seed['seed']} {name}" in out
+    assert f"{cid}: " in out and "embodied_ai: only in" in out and "1 paper(s) with a verdict that differs" in out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 STAT_RTOL = 1e-9
 """Relative tolerance for a claim statistic recomputed from the same stored per-seed numbers."""
@@ -75,3 +75,34 @@ def seed_differences(stored: Iterable[Any], fresh: Iterable[Any], rtol: float = 
                 if not close(v, w, rtol=rtol):
                     out.append(Difference(s.seed, f"{name}[{k}]", v, w))
     return out
+
+
+class PaperComparison(NamedTuple):
+    """Two publications of one paper at one preset (say, from two machines), side by side."""
+
+    slug: str
+    machines: tuple[str, str]                 # the CPU model each ran on (from its provenance)
+    verdicts: list[tuple[str, str, str]]      # (claim id, verdict here, verdict there); "missing" where absent
+    compared: int                             # per-seed metrics and curve points of the seeds both ran
+    differences: list[Difference]             # those beyond SEED_RTOL
+
+    @property
+    def agree(self) -> bool:
+        """Every claim has the same verdict in both."""
+        return all(here == there for _, here, there in self.verdicts)
+
+
+def compare_published(here: Mapping[str, Any], there: Mapping[str, Any]) -> PaperComparison:
+    """Compare two published summaries (``results/<slug>/<preset>.json`` as dicts) of the same paper: every
+    claim's verdict, and every per-seed number of the seeds both ran against ``SEED_RTOL``. A training run on
+    another machine is expected to differ in its numbers (module docstring) and to keep its verdicts."""
+    from icml24.core.results import RunResult
+
+    a, b = RunResult.from_dict(here), RunResult.from_dict(there)
+    ours = {c["claim_id"]: c["verdict"] for c in here["claims"]}
+    theirs = {c["claim_id"]: c["verdict"] for c in there["claims"]}
+    verdicts = [(cid, ours.get(cid, "missing"), theirs.get(cid, "missing")) for cid in dict.fromkeys([*ours, *theirs])]
+    both = {s.seed for s in b.seeds}
+    compared = sum(len(s.metrics) + sum(len(c) for c in s.curves.values()) for s in a.seeds if s.seed in both)
+    machines = (here.get("provenance", {}).get("cpu_model", "?"), there.get("provenance", {}).get("cpu_model", "?"))
+    return PaperComparison(a.slug, machines, verdicts, compared, seed_differences(a.seeds, b.seeds))
