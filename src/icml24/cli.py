@@ -642,10 +642,10 @@ def compare(other: Path, only: Optional[str], preset: str, results: Path) -> int
             continue
         c = compare_published(read_json(here), read_json(there))
         same = sum(a == b for _, a, b in c.verdicts)
-        worst = max(c.differences, key=lambda d: d.rel, default=None)
+        worst = max(c.differences, key=lambda d: abs(d.fresh - d.stored), default=None)
         head = f"{slug}: {same} of {len(c.verdicts)} verdicts agree"
         tail = (f"; {len(c.differences)} of {c.compared} per-seed numbers differ beyond {SEED_RTOL:g}"
-                + (f" (the largest relative one: seed {worst.seed} {worst.name}, {worst.stored:.4g} here, "
+                + (f" (the largest in absolute terms: seed {worst.seed} {worst.name}, {worst.stored:.4g} here, "
                    f"{worst.fresh:.4g} there)" if worst else "")
                 + f"; {c.machines[0]} / {c.machines[1]}")
         _say(con, head + tail, head=len(head), style="bold" if c.agree else "bold red")
