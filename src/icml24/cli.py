@@ -642,7 +642,8 @@ def compare(other: Path, only: Optional[str], preset: str, results: Path) -> int
             continue
         c = compare_published(read_json(here), read_json(there))
         same = sum(a == b for _, a, b in c.verdicts)
-        worst = max(c.differences, key=lambda d: abs(d.fresh - d.stored), default=None)
+        worst = max(c.differences, default=None,     # a number on one side only (NaN on the other) comes first
+                    key=lambda d: abs(d.fresh - d.stored) if not math.isnan(d.fresh - d.stored) else math.inf)
         head = f"{slug}: {same} of {len(c.verdicts)} verdicts agree"
         tail = (f"; {len(c.differences)} of {c.compared} per-seed numbers differ beyond {SEED_RTOL:g}"
                 + (f" (the largest in absolute terms: seed {worst.seed} {worst.name}, {worst.stored:.4g} here, "
