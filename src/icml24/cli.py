@@ -488,19 +488,25 @@ def check(slug: str, from_: Optional[Path], results: Path, republish: bool) -> i
     return 1 if any(c["verdict"] == "fail" for c in claims) else 0
 
 
+def _slugs(only: Optional[str]) -> list[str]:
+    """The papers an ``--only`` names (comma-separated, each once, in its order), or every paper without it."""
+    from icml24.core.registry import list_papers
+
+    return list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
+
+
 def reproduce(preset: str, executor: str, workers: Optional[int], address: Optional[str], only: Optional[str],
               seeds: Optional[str], out: Path, results: Path, report_dir: Path, max_units: int,
               redo_corrupt: bool) -> int:
     """Every paper at a preset, then the report. Resumes: finished seeds are not run again."""
     from icml24.core.executors import check_executor
     from icml24.core.publish import update_top_readme
-    from icml24.core.registry import list_papers
     from icml24.core.report import build_report
 
     check_executor(executor)
     if only is not None and not [s for s in only.split(",") if s.strip()]:
         raise UserError("--only is empty; give comma-separated slugs (icml24 list shows them)")
-    slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
+    slugs = _slugs(only)
     requests = [_prepare(s, preset, seeds, [], None, max_units) for s in slugs]
     _check_run_options(executor, workers, address, max_units, requests,
                        {"--out": out, "--results": results, "--report": report_dir})
@@ -563,7 +569,6 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
     from icml24.core import checks
     from icml24.core.claims import verdict_label
     from icml24.core.publish import fmt, fmt_power
-    from icml24.core.registry import list_papers
     from icml24.core.results import read_json
 
     if seeds is not None:
@@ -574,7 +579,7 @@ def heldout(preset: str, executor: str, workers: Optional[int], address: Optiona
 
     if preset not in PRESETS:
         raise UserError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
-    slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
+    slugs = _slugs(only)
     for slug in slugs:
         get_paper(slug)  # an unknown name is named as such, before any missing result
     requests = []
@@ -622,7 +627,7 @@ def compare(other: Path, only: Optional[str], preset: str, results: Path) -> int
     ``core.compare.SEED_RTOL``; exit 1 if any verdict differs. Papers published in only one folder are named."""
     from icml24.core import checks
     from icml24.core.compare import SEED_RTOL, compare_published
-    from icml24.core.registry import PRESETS, get_paper, list_papers
+    from icml24.core.registry import PRESETS, get_paper
     from icml24.core.results import read_json
 
     if preset not in PRESETS:
@@ -630,7 +635,7 @@ def compare(other: Path, only: Optional[str], preset: str, results: Path) -> int
     for folder, flag in ((results, "--results"), (other, "OTHER")):
         if not (checks.readable(folder, flag) and folder.is_dir()):
             raise UserError(f"{flag} {checks.show(folder)}: no such results folder")
-    slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip())) if only else list_papers()
+    slugs = _slugs(only)
     for slug in slugs:
         get_paper(slug)  # an unknown name is named as such, before any comparison
     con, differ = _console(), 0

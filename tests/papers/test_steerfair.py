@@ -140,8 +140,13 @@ def test_a_shared_prefix_runs_once_and_gives_the_whole_forward():
     head = [7, 8, 9, 10, 11]
     seqs = [head + s for s in _seqs(rng, n=6)] + [head + [3, 4]]
     suffixes = [rng.integers(1, 30, rng.integers(0, 4)).tolist() for _ in seqs]
+    embedded: list[tuple[int, ...]] = []                         # the token batches the model embeds
+    hook = gqa.model.embed_tokens.register_forward_hook(lambda _m, args, _out: embedded.append(tuple(args[0].shape)))
     cache = llm.cache_prompts(gqa, seqs, 0, batch=3)
-    assert cache.prefix == 5 and llm.cache_prompts(gqa, seqs + [head[:3] + [1, 2]], 0, batch=3).prefix == 3
+    hook.remove()
+    assert cache.prefix == 5 and embedded[0] == (1, 5)           # the prefix, once, as one row
+    assert embedded[1:] == [(len(m), m.shape[1] - 5 - 1) for m in cache.masks]   # then only each batch's rests
+    assert llm.cache_prompts(gqa, seqs + [head[:3] + [1, 2]], 0, batch=3).prefix == 3
     assert [c.get_seq_length() for c in cache.caches] == [len(m[0]) - 1 for m in cache.masks]
     u = np.random.default_rng(2).standard_normal((2, 4, 4))
     sites = [s.module for s in llm.head_sites(gqa)]
@@ -457,7 +462,8 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
     lm = llm.smollm2(ctx)                                        # a second load reads the same converted cache
     assert len(questions.letter_ids(lm.tokenizer)) == 2
     qs = questions.sample(np.random.default_rng(0), 4)           # SmolLM2's tokenizer keeps the seam
-    ids, pad = questions.prompt_ids(lm.tokenizer, qs), lm.tokenizer.pad_token_id or lm.tokenizer.eos_token_id
+    tok = lm.tokenizer
+    ids, pad = questions.prompt_ids(tok, qs), tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     cache = llm.cache_prompts(lm.model, ids, pad, batch=4)
     assert cache.prefix >= 20                                   # the chat template's system turn runs once
     assert torch.allclose(llm.cached_next_token_logprobs(lm.model, cache),
