@@ -414,3 +414,36 @@ def test_fiedler_split_bisects_two_cliques():
     pre = precompute(A, mask[:, :, None].float(), mask, 2, featureless=True)
     split = fiedler_split(pre, mask)[0].tolist()
     assert len(set(split[:5])) == 1 and len(set(split[5:])) == 1 and split[0] != split[5]
+
+
+def test_gin_on_the_real_nodes_equals_the_padded_computation():
+    # the encoder runs its MLPs on the real nodes only; the padded computation (every node through the MLP,
+    # BatchNorm over the real ones, padded rows zeroed) gives the same embeddings
+    g = data.mutag_dataset().subset(np.arange(12))
+    torch.manual_seed(0)
+    enc = GIN(g.X.shape[2], 16)
+    h, reads = g.X, []
+    for conv, norm in zip(enc.convs, enc.norms):
+        z = torch.relu(conv(h + g.A @ h))                                   # every padded node too
+        h = torch.zeros_like(z)
+        h[g.mask] = norm(z[g.mask])
+        reads.append(h.sum(1))
+    assert torch.allclose(enc.embed(g.A, g.X, g.mask), torch.cat(reads, -1), atol=1e-5)
+
+
+def test_feature_masking_on_the_real_entries_equals_the_padded_computation(monkeypatch):
+    # the mask MLP runs on the real nodes' entries only; the padded computation (every entry, the padded ones'
+    # keep probability set to 1) gives the same masked features
+    from icml24.papers.ci_gcl import model
+
+    monkeypatch.setattr(model, "_gumbel_prob", lambda logits, tau=1.0: torch.softmax(logits, -1)[..., 1])
+    g = data.scale_features(data.mutag_dataset().subset(np.arange(12)))
+    pre = precompute(g.A, g.X, g.mask, 4, False)
+    torch.manual_seed(0)
+    aug = Augmenter(4, g.X.shape[2], 16)
+    q = torch.softmax(aug.mask_net((pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2), -1)[..., 1]
+    q = torch.where(g.mask[:, :, None], q, torch.ones_like(q))                 # (G, n, f)
+    cut = torch.quantile(q.flatten(1), aug.mask_frac, dim=1)[:, None, None]
+    expected = g.X * torch.where(q <= cut, q, torch.ones_like(q))
+    X1 = aug(g.A, g.X, g.mask, pre, torch.Generator().manual_seed(0)).X1
+    assert torch.allclose(X1, expected, atol=1e-6) and not torch.equal(X1, g.X)

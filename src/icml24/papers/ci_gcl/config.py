@@ -48,6 +48,8 @@ class Config:
                           "training folds", ge=3)
     cv_repeats: int = knob(4, "independent fold partitions of the cross-validation, accuracies averaged (2 until "
                               "2026-12-06: pilot_c3c_variance.py)", ge=1)
+    sbm_cv_repeats: int = knob(1, "fold partitions of the SBM task's probe (no claim reads its accuracies; "
+                                  "cv_repeats until 2026-12-06)", ge=1)
     noise: float = knob(0.4, "edge noise rate r of the robustness check (official sweep 0-0.4): r/2 of every "
                              "graph's edges removed and as many non-edges added", gt=0, lt=1)
     noise_draws: int = knob(6, "independent noisy copies of the data set, noisy accuracies averaged (3 until "

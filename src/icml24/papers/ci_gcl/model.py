@@ -55,10 +55,9 @@ class GIN(nn.Module):
         """Graph embeddings (G, hidden * layers): the concatenated sum-pooled layer outputs."""
         h, reads = X, []
         for conv, norm in zip(self.convs, self.norms):
-            z = F.relu(conv(h + W @ h))                                     # (G, n, hidden)
-            h = torch.zeros_like(z)
-            h[mask] = norm(z[mask])                                         # BatchNorm over real nodes only
-            reads.append(h.sum(1))
+            z = F.relu(conv((h + W @ h)[mask]))                             # (real nodes, hidden)
+            h = z.new_zeros(*mask.shape, z.shape[1]).index_put((mask,), norm(z))   # (G, n, hidden); BatchNorm over
+            reads.append(h.sum(1))                                                 # the real nodes only
         return torch.cat(reads, -1)
 
     def forward(self, W: torch.Tensor, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -171,7 +170,10 @@ class Augmenter(nn.Module):
         X1 = X
         if pre.Ux is not None and pre.Vx is not None:
             fpairs = (pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2       # (G, n, f, k)
-            q = _gumbel_prob(self.mask_net(fpairs))                           # keep probability (G, n, f)
+            # the MLP on the real nodes' entries only (the padded ones' keep probability is 1 below); the Gumbel
+            # noise still covers every entry, so the draws do not depend on the padding
+            logits = fpairs.new_zeros(*fpairs.shape[:3], 2).index_put((mask,), self.mask_net(fpairs[mask]))
+            q = _gumbel_prob(logits)                                          # keep probability (G, n, f)
             q = torch.where(mask[:, :, None], q, torch.ones_like(q))
             cut = torch.quantile(q.flatten(1), self.mask_frac, dim=1)[:, None, None]
             X1 = X * torch.where(q <= cut, q, torch.ones_like(q))
