@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from icml24.common.optim import FlatAdam
 from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.core.plots import band
@@ -101,7 +102,7 @@ def pretrain(config: Config) -> Pretrained:
         s = _scenes(config, config.pretrain_batch, rng)
         x = torch.from_numpy(s.images)
         loss = (ae(x, gen).recon - x).square().mean()
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(ae.parameters(), 1.0)
         opt.step()
@@ -287,15 +288,17 @@ class Trained(NamedTuple):
 
 
 def train_reasoner(config: Config, method: str, task: str, train: Slots, train_answer: np.ndarray, test: Slots,
-                   test_answer: np.ndarray, seed: int, m: int) -> Trained:
+                   test_answer: np.ndarray, seed: int, m: int, restart: int = 0) -> Trained:
     """Adam on cross-entropy over candidates (sd: logistic loss), batches from stream ``batches, task, m`` (the
-    same for every method); then accuracy on the test and on up to ``test_problems`` training problems."""
+    same for every method; restart r > 0: the streams ``..., "restart", r`` of the initial weights and the
+    batches); then accuracy on the test and on up to ``test_problems`` training problems."""
     P = art.N_PANELS[task]
     panel = torch.arange(P).repeat_interleave(config.n_slots)
-    model = _seeded(streams.int_seed(seed, "init", method, task, m), Reasoner, method, train.z.shape[-1],
+    again = ("restart", restart) if restart else ()
+    model = _seeded(streams.int_seed(seed, "init", method, task, m, *again), Reasoner, method, train.z.shape[-1],
                     config.dim, config.heads, config.mlp, config.depth, P)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    gen = streams.torch_generator(seed, "batches", task, m)
+    opt = FlatAdam(model.parameters(), lr=config.lr)                   # torch.optim.Adam, bit for bit
+    gen = streams.torch_generator(seed, "batches", task, m, *again)
     ans_tr, ans_te = torch.from_numpy(train_answer), torch.from_numpy(test_answer)
     n = len(ans_tr)
     losses, run_loss = [], 0.0
@@ -304,7 +307,7 @@ def train_reasoner(config: Config, method: str, task: str, train: Slots, train_a
         idx = torch.randint(0, n, (min(config.batch, n),), generator=gen)
         scores, _ = _scores(model, train, idx, panel)
         loss = _loss(scores, ans_tr[idx])
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         loss.backward()
         opt.step()
         run_loss += loss.item()
@@ -335,14 +338,18 @@ def _task_stage(config: Config, ctx: RunContext, ae: SlotAutoencoder, seed: int,
     train, test = task_slots(config, ctx, ae, seed, task, m, data)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {}
+    restarts = config.sd_restarts if task == "sd" else 1
     for method in config.methods:
-        t = train_reasoner(config, method, task, train, data.train.answer, test, data.test.answer, seed, m)
+        runs = [train_reasoner(config, method, task, train, data.train.answer, test, data.test.answer, seed, m, r)
+                for r in range(restarts)]                    # restart r of every method shares its batches
         key = f"{method}_{task}_m{m}"
-        metrics[f"acc_{key}"] = t.test_acc
-        metrics[f"train_acc_{key}"] = t.train_acc
+        metrics[f"acc_{key}"] = float(np.mean([t.test_acc for t in runs]))
+        metrics[f"train_acc_{key}"] = float(np.mean([t.train_acc for t in runs]))
+        if restarts > 1:                                     # a stalled reasoner trains to about chance
+            metrics[f"train_acc_min_{key}"] = min(t.train_acc for t in runs)
         if method != "transformer":
-            metrics[f"relation_{key}"] = t.relation
-        curves[f"loss_{key}"] = t.loss
+            metrics[f"relation_{key}"] = float(np.mean([t.relation for t in runs]))
+        curves[f"loss_{key}"] = np.mean([t.loss for t in runs], axis=0).tolist()
     return metrics, curves
 
 
