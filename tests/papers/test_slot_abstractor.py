@@ -279,22 +279,24 @@ def test_a_seed_keeps_example_decompositions_and_the_report_draws_them(tmp_path)
     assert len(fig.axes) == 2 * 3 * len(scenes)
 
 
-def test_sd_restarts_average_independent_reasoners_and_restart_zero_is_the_single_run(tmp_path):
+def test_sd_replicates_average_independent_experiments_and_replicate_zero_is_the_single_run(tmp_path):
     from icml24.papers.slot_abstractor.experiment import _task_stage, train_reasoner
 
     ctx = RunContext(cache_dir=tmp_path, code_hash="test")
     ae, _ = slot_model(TINY, ctx)
-    two = dataclasses.replace(TINY, sd_restarts=2, methods=("abstractor",), steps=6)
+    two = dataclasses.replace(TINY, sd_replicates=2, methods=("abstractor",), steps=6)
     metrics, curves = _task_stage(two, ctx, ae, 0, "sd", 95)
-    d = task_data(two, 0, "sd", 95)
-    train, test = task_slots(two, ctx, ae, 0, "sd", 95, d)
-    runs = [train_reasoner(two, "abstractor", "sd", train, d.train.answer, test, d.test.answer, 0, 95, r)
-            for r in (0, 1)]
-    assert runs[0].loss != runs[1].loss                               # other weights and batches
+    data = [task_data(two, 0, "sd", 95, r) for r in (0, 1)]
+    assert not np.array_equal(data[0].train_shapes, data[1].train_shapes)      # another shape split
+    runs = []
+    for r, d in enumerate(data):
+        train, test = task_slots(two, ctx, ae, 0, "sd", 95, d, r)
+        runs.append(train_reasoner(two, "abstractor", "sd", train, d.train.answer, test, d.test.answer, 0, 95, r))
+    assert runs[0].loss != runs[1].loss
     assert metrics["acc_abstractor_sd_m95"] == pytest.approx(np.mean([t.test_acc for t in runs]))
     assert metrics["train_acc_min_abstractor_sd_m95"] == min(t.train_acc for t in runs)
     assert curves["loss_abstractor_sd_m95"] == pytest.approx(np.mean([t.loss for t in runs], axis=0).tolist())
-    one, _ = _task_stage(dataclasses.replace(two, sd_restarts=1), ctx, ae, 0, "sd", 95)
+    one, _ = _task_stage(dataclasses.replace(two, sd_replicates=1), ctx, ae, 0, "sd", 95)
     assert one["acc_abstractor_sd_m95"] == runs[0].test_acc and "train_acc_min_abstractor_sd_m95" not in one
-    other, _ = _task_stage(two, ctx, ae, 0, "id", 95)                 # only sd takes restarts
+    other, _ = _task_stage(two, ctx, ae, 0, "id", 95)                 # only sd takes replicates
     assert "train_acc_min_abstractor_id_m95" not in other

@@ -60,9 +60,10 @@ class Config:
     steps: int = knob(1500, "Adam steps per reasoner", ge=1)
     batch: int = knob(32, "problems per step (the paper: 16)", ge=1, le=4096)
     lr: float = knob(5e-4, "Adam learning rate of the reasoners (the paper: 8e-5)", gt=0, le=1)
-    sd_restarts: int = knob(1, "reasoners per method on sd, each from its own initial weights and batches (the r-th "
-                               "of every method share their batches), the metrics their mean: about 1 in 32 sd "
-                               "Abstractors stalls at chance (README)", ge=1, le=64)
+    sd_replicates: int = knob(1, "independent sd experiments per seed, each its own shape split, problems, initial "
+                                 "weights and batches (replicate 0 is the seed's own), the metrics their mean: sd "
+                                 "reasoners are cheap, and one seed's stalled Abstractor decided the sd claims "
+                                 "(README)", ge=1, le=64)
     threads: int = knob(1, "torch threads per seed", ge=1, le=256)
 
 
@@ -71,12 +72,12 @@ SMOKE = Config(holdouts=(95,), image_size=16, glyph_size=6, jitter=1, slot_dim=8
                test_problems=10, depth=1, dim=8, heads=2, mlp=8, steps=3, batch=4)
 """Every task at m = 95 (every claim's metric), tiny everywhere."""
 QUICK = Config(tasks=("sd", "dist3", "id"), slots="oracle", holdouts=(95,), pretrain_steps=200, train_problems=1200,
-               test_problems=300, steps=700, batch=16, lr=1e-3, sd_restarts=3)
+               test_problems=300, steps=700, batch=16, lr=1e-3, sd_replicates=3)
 """Batch 16 (the paper's) and 700 steps since 2026-12-05 (before: 32 and 400): the same problems seen about as
 often, in more updates, so that a reasoner whose loss sits at ln 2 for its first hundreds of steps gets past it
 (README, "Why 700 steps of 16"). Since 2026-12-06 without rmts, whose claims have FULL bands only (claims.FULL_ONLY:
-no reasoner learns it at this scale), and with 3 reasoners per method on sd (sd_restarts: one stalled Abstractor
-decided the sd claims)."""
+no reasoner learns it at this scale), and with 3 independent sd experiments per seed (sd_replicates: one seed's
+stalled Abstractor decided the sd claims)."""
 FULL = Config(image_size=128, glyph_size=40, jitter=5, n_slots=6, slot_init="random", slot_dim=64, enc_channels=64,
               enc_layers=4, dec_hidden=64, pretrain_steps=200_000, pretrain_batch=64, pretrain_lr=4e-4,
               ari_images=1000, train_problems=10_000, test_problems=10_000, depth=6, dim=512, heads=8, mlp=512,

@@ -146,11 +146,18 @@ class TaskData(NamedTuple):
     test: art.Problems
 
 
-def task_data(config: Config, seed: int, task: str, m: int) -> TaskData:
-    """The split (stream ``split, m``) and problems (streams ``problems, task, m, train|test``) of one seed."""
-    tr, te = art.split_shapes(config.n_shapes, m, streams.rng(seed, "split", m))
-    train = art.generate(task, config.train_problems, tr, streams.rng(seed, "problems", task, m, "train"))
-    test = art.generate(task, config.test_problems, te, streams.rng(seed, "problems", task, m, "test"))
+def _replicate(replicate: int) -> tuple:
+    """The stream names' suffix of an sd replicate: none for the seed's own (0), ``replicate, r`` for r > 0."""
+    return ("replicate", replicate) if replicate else ()
+
+
+def task_data(config: Config, seed: int, task: str, m: int, replicate: int = 0) -> TaskData:
+    """The split (stream ``split, m``) and problems (streams ``problems, task, m, train|test``) of one seed
+    (replicate r > 0: every stream name followed by ``replicate, r``)."""
+    again = _replicate(replicate)
+    tr, te = art.split_shapes(config.n_shapes, m, streams.rng(seed, "split", m, *again))
+    train = art.generate(task, config.train_problems, tr, streams.rng(seed, "problems", task, m, "train", *again))
+    test = art.generate(task, config.test_problems, te, streams.rng(seed, "problems", task, m, "test", *again))
     return TaskData(tr, te, train, test)
 
 
@@ -229,17 +236,21 @@ SLOT_FIELDS = PRETRAIN_FIELDS + ("slots", "train_problems", "test_problems")
 
 
 def task_slots(config: Config, ctx: RunContext, ae: SlotAutoencoder, seed: int, task: str, m: int,
-               data: TaskData) -> tuple[Slots, Slots]:
-    """Train and test slots of one seed, task and m, cached (key: :data:`SLOT_FIELDS`, seed, task, m)."""
+               data: TaskData, replicate: int = 0) -> tuple[Slots, Slots]:
+    """Train and test slots of one seed, task, m (and replicate), cached (key: :data:`SLOT_FIELDS`, seed, task, m,
+    replicate r > 0)."""
+    again = _replicate(replicate)
+
     def build(folder: Path) -> None:
         out = {}
         for part, probs in (("train", data.train), ("test", data.test)):
-            s = encode(ae, config, probs, streams.rng(seed, "render", task, m, part),
-                       streams.torch_generator(seed, "slots", task, m, part))
+            s = encode(ae, config, probs, streams.rng(seed, "render", task, m, part, *again),
+                       streams.torch_generator(seed, "slots", task, m, part, *again))
             out[part] = s._asdict()
         torch.save(out, folder / "slots.pt")
 
-    inputs = {**{f: getattr(config, f) for f in SLOT_FIELDS}, "seed": seed, "task": task, "m": m}
+    inputs = {**{f: getattr(config, f) for f in SLOT_FIELDS}, "seed": seed, "task": task, "m": m,
+              **({"replicate": replicate} if replicate else {})}
     saved = torch.load(ctx.artefact("slots", inputs, build) / "slots.pt", weights_only=True)
     return Slots(**saved["train"]), Slots(**saved["test"])
 
@@ -288,13 +299,13 @@ class Trained(NamedTuple):
 
 
 def train_reasoner(config: Config, method: str, task: str, train: Slots, train_answer: np.ndarray, test: Slots,
-                   test_answer: np.ndarray, seed: int, m: int, restart: int = 0) -> Trained:
+                   test_answer: np.ndarray, seed: int, m: int, replicate: int = 0) -> Trained:
     """Adam on cross-entropy over candidates (sd: logistic loss), batches from stream ``batches, task, m`` (the
-    same for every method; restart r > 0: the streams ``..., "restart", r`` of the initial weights and the
+    same for every method; replicate r > 0: the streams ``..., replicate, r`` of the initial weights and the
     batches); then accuracy on the test and on up to ``test_problems`` training problems."""
     P = art.N_PANELS[task]
     panel = torch.arange(P).repeat_interleave(config.n_slots)
-    again = ("restart", restart) if restart else ()
+    again = _replicate(replicate)
     model = _seeded(streams.int_seed(seed, "init", method, task, m, *again), Reasoner, method, train.z.shape[-1],
                     config.dim, config.heads, config.mlp, config.depth, P)
     opt = FlatAdam(model.parameters(), lr=config.lr)                   # torch.optim.Adam, bit for bit
@@ -334,18 +345,21 @@ def train_reasoner(config: Config, method: str, task: str, train: Slots, train_a
 
 def _task_stage(config: Config, ctx: RunContext, ae: SlotAutoencoder, seed: int, task: str,
                 m: int) -> tuple[dict, dict]:
-    data = task_data(config, seed, task, m)
-    train, test = task_slots(config, ctx, ae, seed, task, m, data)
     metrics: dict[str, float] = {}
     curves: dict[str, list[float]] = {}
-    restarts = config.sd_restarts if task == "sd" else 1
-    for method in config.methods:
-        runs = [train_reasoner(config, method, task, train, data.train.answer, test, data.test.answer, seed, m, r)
-                for r in range(restarts)]                    # restart r of every method shares its batches
+    trained: dict[str, list[Trained]] = {method: [] for method in config.methods}
+    replicates = config.sd_replicates if task == "sd" else 1
+    for r in range(replicates):             # independent experiments: shape split, problems, weights, batches
+        data = task_data(config, seed, task, m, r)
+        train, test = task_slots(config, ctx, ae, seed, task, m, data, r)
+        for method in config.methods:       # every method on the same slots and batches
+            trained[method].append(train_reasoner(config, method, task, train, data.train.answer, test,
+                                                  data.test.answer, seed, m, r))
+    for method, runs in trained.items():
         key = f"{method}_{task}_m{m}"
         metrics[f"acc_{key}"] = float(np.mean([t.test_acc for t in runs]))
         metrics[f"train_acc_{key}"] = float(np.mean([t.train_acc for t in runs]))
-        if restarts > 1:                                     # a stalled reasoner trains to about chance
+        if replicates > 1:                                   # a stalled reasoner trains to about chance
             metrics[f"train_acc_min_{key}"] = min(t.train_acc for t in runs)
         if method != "transformer":
             metrics[f"relation_{key}"] = float(np.mean([t.relation for t in runs]))
