@@ -447,3 +447,34 @@ def test_feature_masking_on_the_real_entries_equals_the_padded_computation(monke
     expected = g.X * torch.where(q <= cut, q, torch.ones_like(q))
     X1 = aug(g.A, g.X, g.mask, pre, torch.Generator().manual_seed(0)).X1
     assert torch.allclose(X1, expected, atol=1e-6) and not torch.equal(X1, g.X)
+
+
+def test_feature_masking_draws_the_padded_computations_gumbel_noise():
+    # with the real Gumbel noise: the same global-generator draws, entry for entry, as the mask MLP run on every
+    # padded entry (torch's gumbel_softmax over the (G, n, f, 2) logits), so the masked features are equal
+    import torch.nn.functional as F
+
+    g = data.scale_features(data.mutag_dataset().subset(np.arange(12)))
+    pre = precompute(g.A, g.X, g.mask, 4, False)
+    torch.manual_seed(0)
+    aug = Augmenter(4, g.X.shape[2], 16)
+    A = g.A
+    gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(1)
+    X1 = aug(A, g.X, g.mask, pre, gen).X1
+    # the padded computation, with the draws in the forward's order: drop, add, then the mask
+    torch.manual_seed(1)
+    gen = torch.Generator().manual_seed(0)
+    _, _, _, logits = aug.drop_logits(A, pre.U, g.X)
+    F.gumbel_softmax(logits, tau=1.0, hard=False)
+    real = (g.mask[:, :, None] & g.mask[:, None, :]).float()
+    score = torch.rand(A.shape, generator=gen) * torch.triu(real * (1 - A), 1)
+    top = torch.topk(score.flatten(1), aug.add_candidates, dim=1)
+    ok = top.values > 0
+    n = A.shape[1]
+    cg = torch.arange(A.shape[0])[:, None].expand_as(top.indices)[ok]
+    F.gumbel_softmax(aug.add(aug.pair_features(pre.U, g.X, cg, top.indices[ok] // n, top.indices[ok] % n)), tau=1.0)
+    q = F.gumbel_softmax(aug.mask_net((pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2), tau=1.0)[..., 1]
+    q = torch.where(g.mask[:, :, None], q, torch.ones_like(q))
+    cut = torch.quantile(q.flatten(1), aug.mask_frac, dim=1)[:, None, None]
+    assert torch.allclose(X1, g.X * torch.where(q <= cut, q, torch.ones_like(q)), atol=1e-6)

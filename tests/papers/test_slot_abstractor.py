@@ -11,6 +11,7 @@ import pytest
 import torch
 from conftest import run_cli
 
+from icml24.core import streams
 from icml24.core.context import RunContext
 from icml24.papers.slot_abstractor import art
 from icml24.papers.slot_abstractor import config as cf
@@ -288,10 +289,18 @@ def test_sd_replicates_average_independent_experiments_and_replicate_zero_is_the
     metrics, curves = _task_stage(two, ctx, ae, 0, "sd", 95)
     data = [task_data(two, 0, "sd", 95, r) for r in (0, 1)]
     assert not np.array_equal(data[0].train_shapes, data[1].train_shapes)      # another shape split
-    runs = []
+    # replicate 0 reads the single run's stream names (no suffix), replicate 1 its own
+    assert np.array_equal(data[0].train_shapes, art.split_shapes(two.n_shapes, 95, streams.rng(0, "split", 95))[0])
+    assert np.array_equal(data[1].train_shapes,
+                          art.split_shapes(two.n_shapes, 95, streams.rng(0, "split", 95, "replicate", 1))[0])
+    runs, slots = [], []
     for r, d in enumerate(data):
         train, test = task_slots(two, ctx, ae, 0, "sd", 95, d, r)
+        slots.append(train)
         runs.append(train_reasoner(two, "abstractor", "sd", train, d.train.answer, test, d.test.answer, 0, 95, r))
+    fresh = task_slots(two, RunContext.local(), ae, 0, "sd", 95, data[1], 1)[0]   # not replicate 0's cached slots
+    assert torch.equal(slots[1].z, fresh.z) and not torch.equal(slots[0].z, slots[1].z)
+    assert len(list(tmp_path.glob("slots-*"))) == 2
     assert runs[0].loss != runs[1].loss
     assert metrics["acc_abstractor_sd_m95"] == pytest.approx(np.mean([t.test_acc for t in runs]))
     assert metrics["train_acc_min_abstractor_sd_m95"] == min(t.train_acc for t in runs)

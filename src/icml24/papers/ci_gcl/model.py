@@ -171,7 +171,8 @@ class Augmenter(nn.Module):
         if pre.Ux is not None and pre.Vx is not None:
             fpairs = (pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2       # (G, n, f, k)
             # the MLP on the real nodes' entries only (the padded ones' keep probability is 1 below); the Gumbel
-            # noise still covers every entry, so the draws do not depend on the padding
+            # noise still covers every entry (G, n, f, 2), so the global generator's draws, and which entry each
+            # goes to, are those of the padded computation
             logits = fpairs.new_zeros(*fpairs.shape[:3], 2).index_put((mask,), self.mask_net(fpairs[mask]))
             q = _gumbel_prob(logits)                                          # keep probability (G, n, f)
             q = torch.where(mask[:, :, None], q, torch.ones_like(q))

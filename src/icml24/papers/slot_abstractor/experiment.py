@@ -6,9 +6,11 @@ quadrants) from stream ``pretrain_seed``, built once per key into the artefact c
 fixed scenes at ten points of the training (the curve ``pretrain_ari``). Per seed: the slots' FG-ARI on
 ``ari_images`` fresh scenes; then per task and m the shape split, ``train_problems`` training and
 ``test_problems`` test problems (art.py), every panel's factorised slots (learned or oracle, frozen; cached per
-seed, task and m), and each method (abstractor.py) trained on the same slots with the same batches. Reported:
-held-out accuracy per method, task and m, and for the Abstractor the first layer's relational attention between
-slots of the same shape minus slots of different shapes on the test problems.
+seed, task and m), and each method (abstractor.py) trained on the same slots with the same batches. On sd,
+``sd_replicates`` independent experiments (replicate r > 0: every stream name followed by ``replicate, r``; the
+slots cached per replicate), every metric and loss curve their mean, and ``train_acc_min_*`` the worst replicate's
+training accuracy. Reported: held-out accuracy per method, task and m, and for the Abstractor the first layer's
+relational attention between slots of the same shape minus slots of different shapes on the test problems.
 """
 
 from __future__ import annotations
