@@ -329,3 +329,18 @@ def test_ntp_moves_an_untrained_row_with_its_neighbours():
             opt.step()
         moved = tpm.E_out.detach() - start
         assert neighbour_cosine(moved, torch.tensor([1])) == pytest.approx(expected, abs=1e-5)
+
+
+def test_c2s_pair_starts_from_the_same_weights_and_differs_only_in_propagation():
+    cfg = dataclasses.replace(ex.SMOKE, n_t_coarse=10, n_train=40, n_test=10, steps=2)
+    protos = data.prototypes(np.random.default_rng(0), ex.engine(cfg))
+    split, _ = ex.heldout_split(cfg, 0, protos)
+    vocab = Vocab(cfg.event_types)
+    pair = [ex.train_and_score(m, split, vocab, cfg.n_t_coarse, cfg, 0, "heldout", "cpu", "tpm")
+            for m in ("tpm", "tpm_nontp")]
+    assert np.array_equal(pair[0].E_out_init, pair[1].E_out_init)
+    own = ex.train_and_score("tpm_nontp", split, vocab, cfg.n_t_coarse, cfg, 0, "heldout", "cpu")
+    assert not np.array_equal(own.E_out_init, pair[1].E_out_init)       # its own stream: other weights
+    a = ex.make_model("tpm", vocab.size, 32, 10, cfg, torch.Generator().manual_seed(3)).state_dict()
+    b = ex.make_model("tpm_nontp", vocab.size, 32, 10, cfg, torch.Generator().manual_seed(3)).state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)   # the same parameters, drawn alike

@@ -12,7 +12,8 @@ Per seed (all randomness from named streams of ``seed``):
    grid (a perfect discrete-token model);
 3. (``heldout``, C2) at the coarse grid, tokens 1, 4, 7, ... are held out: the training videos' queries use no
    timestamp within one token of them, the test 'when' queries have both ends within half a token of one;
-   ``tpm`` and ``tpm_nontp`` train on it; the mechanism (C2b): the cosine of what training moved a held-out
+   ``tpm`` and ``tpm_nontp`` train on it from the same initial weights and batches (paired since 2026-12-06);
+   the mechanism (C2b): the cosine of what training moved a held-out
    token's output embedding to what it moved its neighbours' (the tables' own cosine is a diagnostic: the
    random initialisation dominates it);
 4. (``feature_dir``) every method trains and tests on a user's real frame features at the fine grid.
@@ -185,10 +186,12 @@ class Trained(NamedTuple):
 
 
 def train_and_score(method: str, split: Split, vocab: Vocab, n_t: int, config: Config, seed: int, tag: str,
-                    device: str) -> Trained:
-    """Train ``method`` on ``split.train`` and score it (one checkpointed stage of the seed)."""
+                    device: str, init: str = "") -> Trained:
+    """Train ``method`` on ``split.train`` and score it (one checkpointed stage of the seed). ``init`` names the
+    initial weights' stream (``init, tag, init``; default ``method``): C2's pair both take tpm's, so that
+    propagation is the only difference between its arms."""
     model = make_model(method, vocab.size, split.train.frames.shape[2], n_t, config,
-                       streams.torch_generator(seed, "init", tag, method)).to(device)
+                       streams.torch_generator(seed, "init", tag, init or method)).to(device)
     enc = encode_queries(method, vocab, split.train, split.train_q, n_t)
     enc = Encoded(*(t.to(device) for t in enc))
     frames = torch.from_numpy(split.train.frames[split.train_q.video]).to(device)   # one row per query
@@ -230,7 +233,7 @@ def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
             split, held = heldout_split(config, seed, protos)
             for method, name in (("tpm", "ntp"), ("tpm_nontp", "nontp")):
                 done = ctx.stage(f"heldout-{method}", train_and_score, method, split, vocab, config.n_t_coarse,
-                                 config, seed, "heldout", ctx.device)
+                                 config, seed, "heldout", ctx.device, "tpm")      # paired: the same initial weights
                 metrics[f"heldout_miou_{name}"] = done.scores.metrics["miou"]
                 rows, table = torch.from_numpy(held), torch.from_numpy(done.E_out)
                 metrics[f"heldout_cos_{name}"] = neighbour_cosine(table, rows)
