@@ -195,13 +195,13 @@ def train_and_score(method: str, split: Split, vocab: Vocab, n_t: int, config: C
     enc = encode_queries(method, vocab, split.train, split.train_q, n_t)
     enc = Encoded(*(t.to(device) for t in enc))
     frames = torch.from_numpy(split.train.frames[split.train_q.video]).to(device)   # one row per query
-    init = model.tpm.E_out.detach().cpu().numpy().copy() if model.tpm is not None else None
+    start = model.tpm.E_out.detach().cpu().numpy().copy() if model.tpm is not None else None   # (N_t, h)
     losses = fit(model, frames, enc, config.steps, config.batch, config.lr, config.weight_decay,
                  streams.torch_generator(seed, "batches", tag))          # the same batches for every method
     scores = score(model, method, vocab, split, n_t, device)
     table = model.tpm.E_out.detach().cpu().numpy() if model.tpm is not None else None
     every = max(1, len(losses) // 30)
-    return Trained(scores, [float(np.mean(losses[i:i + every])) for i in range(0, len(losses), every)], table, init)
+    return Trained(scores, [float(np.mean(losses[i:i + every])) for i in range(0, len(losses), every)], table, start)
 
 
 def run(config: Config, seed: int, ctx: RunContext | None = None) -> SeedResult:
