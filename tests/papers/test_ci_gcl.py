@@ -431,20 +431,31 @@ def test_gin_on_the_real_nodes_equals_the_padded_computation():
     assert torch.allclose(enc.embed(g.A, g.X, g.mask), torch.cat(reads, -1), atol=1e-5)
 
 
+def _masking_case():
+    """Twelve MUTAG graphs (features scaled), their precomputed spectra and an augmenter of seed 0."""
+    g = data.scale_features(data.mutag_dataset().subset(np.arange(12)))
+    pre = precompute(g.A, g.X, g.mask, 4, False)
+    torch.manual_seed(0)
+    return g, pre, Augmenter(4, g.X.shape[2], 16)
+
+
+def _padded_masking(aug, g, pre, prob):
+    """The feature masking as first written: the mask MLP on every padded entry, ``prob`` (logits (G, n, f, 2)
+    -> keep probability), the padded entries' probability set to 1, the lowest tenth per graph scaled."""
+    q = prob(aug.mask_net((pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2))      # (G, n, f)
+    q = torch.where(g.mask[:, :, None], q, torch.ones_like(q))
+    cut = torch.quantile(q.flatten(1), aug.mask_frac, dim=1)[:, None, None]
+    return g.X * torch.where(q <= cut, q, torch.ones_like(q))
+
+
 def test_feature_masking_on_the_real_entries_equals_the_padded_computation(monkeypatch):
     # the mask MLP runs on the real nodes' entries only; the padded computation (every entry, the padded ones'
     # keep probability set to 1) gives the same masked features
     from icml24.papers.ci_gcl import model
 
     monkeypatch.setattr(model, "_gumbel_prob", lambda logits, tau=1.0: torch.softmax(logits, -1)[..., 1])
-    g = data.scale_features(data.mutag_dataset().subset(np.arange(12)))
-    pre = precompute(g.A, g.X, g.mask, 4, False)
-    torch.manual_seed(0)
-    aug = Augmenter(4, g.X.shape[2], 16)
-    q = torch.softmax(aug.mask_net((pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2), -1)[..., 1]
-    q = torch.where(g.mask[:, :, None], q, torch.ones_like(q))                 # (G, n, f)
-    cut = torch.quantile(q.flatten(1), aug.mask_frac, dim=1)[:, None, None]
-    expected = g.X * torch.where(q <= cut, q, torch.ones_like(q))
+    g, pre, aug = _masking_case()
+    expected = _padded_masking(aug, g, pre, lambda logits: torch.softmax(logits, -1)[..., 1])
     X1 = aug(g.A, g.X, g.mask, pre, torch.Generator().manual_seed(0)).X1
     assert torch.allclose(X1, expected, atol=1e-6) and not torch.equal(X1, g.X)
 
@@ -454,10 +465,7 @@ def test_feature_masking_draws_the_padded_computations_gumbel_noise():
     # padded entry (torch's gumbel_softmax over the (G, n, f, 2) logits), so the masked features are equal
     import torch.nn.functional as F
 
-    g = data.scale_features(data.mutag_dataset().subset(np.arange(12)))
-    pre = precompute(g.A, g.X, g.mask, 4, False)
-    torch.manual_seed(0)
-    aug = Augmenter(4, g.X.shape[2], 16)
+    g, pre, aug = _masking_case()
     A = g.A
     gen = torch.Generator().manual_seed(0)
     torch.manual_seed(1)
@@ -474,7 +482,5 @@ def test_feature_masking_draws_the_padded_computations_gumbel_noise():
     n = A.shape[1]
     cg = torch.arange(A.shape[0])[:, None].expand_as(top.indices)[ok]
     F.gumbel_softmax(aug.add(aug.pair_features(pre.U, g.X, cg, top.indices[ok] // n, top.indices[ok] % n)), tau=1.0)
-    q = F.gumbel_softmax(aug.mask_net((pre.Ux[:, :, None, :] - pre.Vx[:, None, :, :]) ** 2), tau=1.0)[..., 1]
-    q = torch.where(g.mask[:, :, None], q, torch.ones_like(q))
-    cut = torch.quantile(q.flatten(1), aug.mask_frac, dim=1)[:, None, None]
-    assert torch.allclose(X1, g.X * torch.where(q <= cut, q, torch.ones_like(q)), atol=1e-6)
+    expected = _padded_masking(aug, g, pre, lambda logits: F.gumbel_softmax(logits, tau=1.0)[..., 1])
+    assert torch.allclose(X1, expected, atol=1e-6)
