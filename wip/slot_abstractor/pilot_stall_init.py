@@ -1,5 +1,6 @@
 """Pilot (issue 40; development seed 126, whose sd Abstractor stalls): the same data and batches, the initial
-weights from other seeds' streams. Is the stall the data's or the initialisation's? Usage: pilot_stall_init.py"""
+weights from other seeds' streams. Is the stall the data's or the initialisation's? Usage: [PRETRAIN=steps] pilot_stall_init.py
+(PRETRAIN: the autoencoder's pretraining steps, QUICK's by default)"""
 import torch, numpy as np
 from pathlib import Path
 from icml24.core import streams
@@ -8,6 +9,8 @@ from icml24.papers.slot_abstractor import experiment as ex
 from icml24.papers.slot_abstractor.config import QUICK
 torch.set_num_threads(1)
 ctx = RunContext(cache_dir=Path("runs/_pilot_cache"), code_hash="pilot")
+import dataclasses, os
+QUICK = dataclasses.replace(QUICK, pretrain_steps=int(os.environ.get("PRETRAIN", QUICK.pretrain_steps)))
 ae, _ = ex.slot_model(QUICK, ctx)
 seed = 126
 data = ex.task_data(QUICK, seed, "sd", 95)
