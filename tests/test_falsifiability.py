@@ -64,8 +64,10 @@ def test_the_planted_paper_effect_passes_with_the_computed_power(slug, claim_id)
 
     The planted run's verdict is judged at the published run's power, not at a power recomputed on the
     planted run: where the metric's range clips the planted values (a baseline near its ceiling), planting
-    again on the planted run moves seeds the first planting could not, so that recomputed power overstates
-    what the published run could see (slot_abstractor's C2b_sd, the Transformer at 0.90 of a 1.0 ceiling)."""
+    again on the planted run shifts the unclipped seeds by the shortfall the clipping left, so that recomputed
+    power overstates what the published run could see (slot_abstractor's C2b_sd at commit 68befed, the
+    Transformer at 0.90 of a 1.0 ceiling; tests/core/test_power.py pins the case). Where the run's power is
+    below FAIL_POWER the planted run may miss: a planted miss is then inconclusive, as the run's own would be."""
     paper, claim, published, real = _checkable(slug, claim_id)
     assert claim.effect is not None, f"{slug} {claim_id} declares no paper effect"
     planted = evaluate(claim, plant_effect(claim, published), "quick")

@@ -102,6 +102,24 @@ def test_planted_effect_passes_and_clips():
     assert max(clipped.metric("m")) == 1.0 and evaluate(big, clipped, "quick").value < 0.55
 
 
+def test_planting_twice_moves_the_unclipped_seeds_again_where_the_range_clips():
+    """Why the positive control (tests/test_falsifiability.py) judges a planted run at the published run's power:
+    planting is idempotent where nothing clips, but where the range clips some seeds a second planting shifts
+    the others by the shortfall, so a power recomputed on the planted run overstates the published run's."""
+    rows = [{"m": m, "b": b} for m, b in [(0.84, 0.91), (0.94, 0.90), (0.74, 0.90), (0.90, 0.92)]]
+    c = Claim("C", "s", "w", "order", "m", "b", bands={"quick": Band(lo=0)}, effect=Effect(0.1, "test"),
+              ranges={"m": PROB, "b": PROB})
+    once = plant_effect(c, run_of(rows))
+    assert evaluate(c, once, "quick").value < 0.1                    # clipped at 1.0: the effect is not reached
+    twice = plant_effect(c, once)
+    assert twice.metric("m")[2] > once.metric("m")[2]                 # the unclipped seed moved again
+    assert claim_power(c, once, "quick") > claim_power(c, run_of(rows), "quick")
+    free = [{"m": 0.3 + 0.02 * i, "b": 0.2 + 0.01 * i} for i in range(4)]        # nothing clips: idempotent
+    once = plant_effect(c, run_of(free))
+    assert plant_effect(c, once).metric("m").tolist() == pytest.approx(once.metric("m").tolist())
+    assert claim_power(c, once, "quick") == claim_power(c, run_of(free), "quick")
+
+
 def test_method_in_against_is_the_one_planted():
     rows = [{"alif": 0.3 + 0.01 * i, "brf": 0.2} for i in range(6)]  # claim reads ALIF - BRF > 0
     c = Claim("C", "s", "w", "order", "alif", "brf", bands={"quick": Band(lo=0)},

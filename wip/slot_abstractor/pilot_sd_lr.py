@@ -1,6 +1,7 @@
 """Pilot (issue 40; development seeds only): does the sd Abstractor's stall at chance depend on the learning rate?
 QUICK settings, m = 95, the package's train_reasoner (FlatAdam). Usage: pilot_sd_lr.py LR METHOD SEED...
 Prints the training and held-out accuracy per seed, then the stalls (training accuracy below 0.6) and the mean."""
+import os
 import sys
 import time
 from dataclasses import replace
@@ -16,7 +17,7 @@ from icml24.papers.slot_abstractor.config import QUICK
 torch.set_num_threads(1)
 ctx = RunContext(cache_dir=Path("runs/_pilot_cache"), code_hash="pilot")     # slot model and slots, built once
 lr, method, seeds = float(sys.argv[1]), sys.argv[2], [int(s) for s in sys.argv[3:]]
-config = replace(QUICK, lr=lr)
+config = replace(QUICK, lr=lr, pretrain_steps=int(os.environ.get("PRETRAIN", QUICK.pretrain_steps)))
 ae, _ = ex.slot_model(config, ctx)
 rows = []
 for seed in seeds:

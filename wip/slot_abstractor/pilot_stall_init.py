@@ -1,4 +1,4 @@
-"""Pilot (issue 40; development seed 126, whose sd Abstractor stalls): the same data and batches, the initial
+"""Pilot (issue 40; development seed 126, whose sd Abstractor stalled with the 200-step slot model): the same data and batches, the initial
 weights from other seeds' streams. Is the stall the data's or the initialisation's? Usage: [PRETRAIN=steps] pilot_stall_init.py
 (PRETRAIN: the autoencoder's pretraining steps, QUICK's by default)"""
 import torch, numpy as np

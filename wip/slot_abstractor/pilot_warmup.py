@@ -1,7 +1,8 @@
 """Pilot (issue 40; development seeds only): does a linear warm-up of the reasoner's learning rate stop the sd
 Abstractor's stall at ln 2? QUICK settings, m = 95. Usage: pilot_warmup.py WARM_FRACTION SEED... (0: the constant
 learning rate of QUICK). Prints the training and held-out accuracy per seed."""
-import sys, time
+import os, sys, time
+from dataclasses import replace
 from pathlib import Path
 import numpy as np, torch
 torch.set_num_threads(1)
@@ -10,7 +11,7 @@ from icml24.core.context import RunContext
 from icml24.papers.slot_abstractor import experiment as ex, art
 from icml24.papers.slot_abstractor.config import QUICK
 ctx = RunContext(cache_dir=Path("runs/_pilot_cache"), code_hash="pilot")  # slot model and slots, built once
-config = QUICK
+config = replace(QUICK, pretrain_steps=int(os.environ.get("PRETRAIN", QUICK.pretrain_steps)))
 ae, _ = ex.slot_model(config, ctx)
 warm_frac = float(sys.argv[1]); seeds = [int(s) for s in sys.argv[2:]]
 task, m, method = "sd", 95, "abstractor"
