@@ -463,7 +463,7 @@ def test_part_b_on_the_real_smollm2(tmp_path, smollm2_cache):
     assert len(questions.letter_ids(lm.tokenizer)) == 2
     qs = questions.sample(np.random.default_rng(0), 4)           # SmolLM2's tokenizer keeps the seam
     tok = lm.tokenizer
-    ids, pad = questions.prompt_ids(tok, qs), tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    ids, pad = questions.prompt_ids(tok, qs), llm.pad_id(tok)
     cache = llm.cache_prompts(lm.model, ids, pad, batch=4)
     assert cache.prefix >= 20                                   # the chat template's system turn runs once
     assert torch.allclose(llm.cached_next_token_logprobs(lm.model, cache),

@@ -141,6 +141,19 @@ def _logits(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, device: str
     return out.logits
 
 
+def pad_id(tok: Any) -> int:
+    """The tokenizer's padding id, or its (first) end-of-sequence id when it has none.
+
+    >>> class Tok: pad_token_id, eos_token_id = None, [2, 7]
+    >>> pad_id(Tok())
+    2
+    """
+    if tok.pad_token_id is not None:
+        return int(tok.pad_token_id)
+    eos = tok.eos_token_id
+    return int(eos[0] if isinstance(eos, (list, tuple)) else eos)
+
+
 def left_pad(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Token lists left-padded to one (B, T) batch and its attention mask, so every last token sits at -1.
 

@@ -95,7 +95,7 @@ def seed_stage(config: Config, seed: int, ctx: RunContext) -> dict[str, float]:
     calib_rng, probe_rng = streams.rng(seed, "calibration"), streams.rng(seed, "probes")
     lm: Any = load(config, ctx)
     tok = lm.tokenizer
-    pad = trust.pad_id(tok)
+    pad = llm.pad_id(tok)
     pool = trust.snippets()
     calib_pool, probe_pool = pool[0::2], pool[1::2]
     picks = calib_rng.choice(len(calib_pool), config.calibration + config.error_quotes, replace=False)

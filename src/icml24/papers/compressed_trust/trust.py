@@ -308,11 +308,6 @@ def probes(rng: np.random.Generator, n: int, pool: Sequence[Snippet], tok: Any) 
 
 
 # -- scoring ---------------------------------------------------------------------------------------
-def pad_id(tok: Any) -> int:
-    """The tokenizer's padding id, or its end-of-sequence id when it has none."""
-    return tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-
-
 def encode(tok: Any, text: str) -> list[int]:
     """Token ids of ``text`` without special tokens added."""
     return tok.encode(text, add_special_tokens=False)
@@ -363,7 +358,7 @@ def first_choice(lm: llm.LM, prefix: str, prompts: Sequence[str], choices: Seque
     ids = [encode(tok, c) for c in choices]
     if any(len(i) != 1 for i in ids):
         raise ValueError(f"choices {tuple(choices)} are not single tokens: {ids}")
-    hs = prefix_hidden(lm.model, encode(tok, prefix), [encode(tok, p) for p in prompts], pad_id(tok), batch)
+    hs = prefix_hidden(lm.model, encode(tok, prefix), [encode(tok, p) for p in prompts], llm.pad_id(tok), batch)
     with torch.no_grad():
         logits = (torch.stack([h[-1] for h in hs]).float() @ head_weight(lm.model).T).double()   # (n, V)
     lp = logits[:, [i[0] for i in ids]]
@@ -377,7 +372,7 @@ def continuation_means(lm: llm.LM, prefix: str, prompts: Sequence[str], conts: S
     tok = lm.tokenizer
     p_ids = [encode(tok, p) for p in prompts]
     c_ids = [encode(tok, c) for c in conts]
-    hs = prefix_hidden(lm.model, encode(tok, prefix), [p + c for p, c in zip(p_ids, c_ids)], pad_id(tok), batch)
+    hs = prefix_hidden(lm.model, encode(tok, prefix), [p + c for p, c in zip(p_ids, c_ids)], llm.pad_id(tok), batch)
     lp = token_logprobs(lm.model, [h[len(p) - 1:len(p) + len(c) - 1] for h, p, c in zip(hs, p_ids, c_ids)], c_ids)
     return np.array([float(x.sum() if total else x.mean()) for x in lp])
 
@@ -475,7 +470,7 @@ def evaluate(lm: llm.LM, ps: ProbeSet, batch: int = 16, dimensions: Sequence[str
 def perplexity(lm: llm.LM, texts: Sequence[str], batch: int) -> float:
     """exp of the mean per-token negative log-likelihood of the texts (each after the BOS / start token)."""
     tok = lm.tokenizer
-    pad = pad_id(tok)
+    pad = llm.pad_id(tok)
     start = tok.bos_token_id if tok.bos_token_id is not None else pad
     ids = [encode(tok, t) for t in texts]
     hs = prefix_hidden(lm.model, [], [[start] + i for i in ids], pad, batch)

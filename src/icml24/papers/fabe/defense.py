@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from icml24.common.llm import continuation_logprobs
+from icml24.common.llm import continuation_logprobs, pad_id
 from icml24.papers.fabe.beam import diverse_beam_search
 
 
@@ -76,9 +76,8 @@ def hf_text_lm(model: Any, tok: Any) -> TextLM:
 
     eos = tok.eos_token_id
     eos_ids = tuple(eos) if isinstance(eos, (list, tuple)) else (int(eos),)
-    pad = tok.pad_token_id if tok.pad_token_id is not None else eos_ids[0]
     return TextLM(model, encode_prompt, lambda t: tok.encode(t, add_special_tokens=False),
-                  lambda ids: tok.decode(ids, skip_special_tokens=True), eos_ids, int(pad))
+                  lambda ids: tok.decode(ids, skip_special_tokens=True), eos_ids, pad_id(tok))
 
 
 class WordLM(NamedTuple):

@@ -172,7 +172,7 @@ def llm_stage(config: Config, seed: int, ctx: RunContext) -> StageOut:
     rng = streams.rng(seed, "llm")
     lm: Any = load_llm(config, ctx)
     tok, model = lm.tokenizer, lm.model
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    pad = llm.pad_id(tok)
     letters = questions.letter_ids(tok)
     test = questions.sample(rng, config.llm_test)
     unlabelled = questions.sample(rng, config.llm_unlabelled)
