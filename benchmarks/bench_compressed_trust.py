@@ -97,7 +97,7 @@ if __name__ == "__main__":
     pool = trust.snippets()[0::2]
     rng = np.random.default_rng(0)
     calib = [lm.tokenizer.encode(pool[i].text, add_special_tokens=False)[:64] for i in rng.choice(len(pool), 24, replace=False)]
-    stats = layers.calibration_stats(lm.model, calib, trust.pad_id(lm.tokenizer))
+    stats = layers.calibration_stats(lm.model, calib, llm.pad_id(lm.tokenizer))
     lin = layers.decoder_linears(lm.model)
     print(f"{'layer':32s} {'method':10s} {'impl':14s} {'ms':>9s} {'rel. error':>11s} {'ours / impl':>12s}")
     for name in LAYERS:

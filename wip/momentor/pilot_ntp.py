@@ -29,7 +29,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("variant", choices=("fe", "nofe"))
     ap.add_argument("seeds", type=int, nargs="+")
-    ap.add_argument("--rate", type=float, default=QUICK.heldout_rate)
+    ap.add_argument("--rate", type=float, default=0.0)   # never trained, as QUICK was when this pilot ran
     args = ap.parse_args()
     torch.set_num_threads(1)
     config = QUICK.__class__(**{**QUICK.__dict__, "heldout_rate": args.rate})
