@@ -4,8 +4,8 @@ The paper's evidence is zero-shot benchmarks of a 7B video LLM (Charades-STA R@1
 ablations whose numbers are not read here; none can be had offline. What carries over is the Temporal Perception
 Module's mechanism, in a small decoder LM on synthetic videos whose event boundaries fall between frames: its
 continuous tokens against nearest-bin tokens and number text at a coarse and a fine grid (C1), Neighbouring Token
-Propagation on rarely trained tokens (C2; never trained until 2026-12-06), and zero-shot video durations (C3). Every method trains the same decoder
-on the same batches for the same number of steps, so C1 and C3 compare them at one training budget.
+Propagation on rarely trained tokens (C2; never trained until 2026-12-06), and zero-shot video durations (C3).
+Every method trains the same decoder on the same batches for the same number of steps, so C1 and C3 compare them at one training budget.
 
 Bands and effects were fixed from a pilot on seeds 100-103 (QUICK config, one process), before the claim seeds
 ran. Pilot, per seed 100 / 101 / 102 (mIoU of 'when' queries, 300 test videos):
@@ -114,8 +114,9 @@ CLAIMS = (
           metric="heldout_miou_ntp", against="heldout_miou_nontp",
           statistic="per seed, coarse grid with every third token held out (1, 4, 7, 10 at QUICK), rarely trained "
                     "(of the training queries with a timestamp within one token of them a share heldout_rate = 0.005 "
-                    "is kept at QUICK and FULL: about 7% of QUICK's training set), mIoU of test queries with both ends within half a token "
-                    "of one, TPM with NTP minus without, both from the same initial weights; CI > 0",
+                    "is kept at QUICK and FULL: about 7% of QUICK's training set), mIoU of test queries with both "
+                    "ends within half a token of one, TPM with NTP minus without, both from the same initial "
+                    "weights; CI > 0",
           bands=_BETTER,
           effect=Effect(0.01, "the paper's NTP ablation [R]: no number read here", minimal=True,
                         why="'helps' read as at least one mIoU point near the held-out tokens"),
