@@ -5,7 +5,8 @@ ablations whose numbers are not read here; none can be had offline. What carries
 Module's mechanism, in a small decoder LM on synthetic videos whose event boundaries fall between frames: its
 continuous tokens against nearest-bin tokens and number text at a coarse and a fine grid (C1), Neighbouring Token
 Propagation on rarely trained tokens (C2; never trained until 2026-12-06), and zero-shot video durations (C3).
-Every method trains the same decoder on the same batches for the same number of steps, so C1 and C3 compare them at one training budget.
+Every method trains the same decoder on the same batches for the same number of steps, so C1 and C3 compare them
+at one training budget.
 
 Bands and effects were fixed from a pilot on seeds 100-103 (QUICK config, one process), before the claim seeds
 ran. Pilot, per seed 100 / 101 / 102 (mIoU of 'when' queries, 300 test videos):
