@@ -52,13 +52,14 @@ class Config:
     llm_test: int = knob(100, "two-option evaluation questions of part (b), each in both orders", ge=1)
     llm_unlabelled: int = knob(100, "unlabelled questions behind part (b)'s demonstrations (x 2 orders per rule)",
                                ge=2)
-    llm_heldout: int = knob(25, "held-out unlabelled questions of part (b) on which alpha is chosen (both orders)",
-                            ge=1)
+    llm_heldout: int = knob(50, "held-out unlabelled questions of part (b) on which alpha is chosen (both orders; 25 "
+                                "until 2026-12-06)", ge=1)
     llm_k: int = knob(10, "heads steered on the LLM (official: 10)", ge=1)
     llm_alpha: float = knob(0.0, "steering strength on the LLM; 0 chooses it per seed from llm_alphas, label-free: "
                                  "the share of 'A' answers on the held-out unlabelled questions closest to 1/2 "
                                  "(official tuned: 15 on LLaVA-13B)", ge=0)
-    llm_alphas: tuple[float, ...] = knob((1.0, 2.0, 4.0, 8.0), "grid of the LLM's strength (llm_alpha=0)", gt=0,
+    llm_alphas: tuple[float, ...] = knob((1.0, 1.41, 2.0, 2.83, 4.0, 5.66, 8.0), "grid of the LLM's strength "
+                                         "(llm_alpha=0; ratio sqrt 2 since 2026-12-06, 1, 2, 4, 8 before)", gt=0,
                                          nonempty=True)
     llm_batch: int = knob(64, "prompts per LLM forward pass (and per cached batch)", ge=1)
     threads: int = knob(1, "torch threads per seed", ge=1)
