@@ -1,5 +1,6 @@
 """Pilot (issue 40; development seeds only): does the sd Abstractor's stall at chance depend on the learning rate?
-QUICK settings, m = 95, the package's train_reasoner (FlatAdam). Usage: pilot_sd_lr.py LR METHOD SEED...
+QUICK settings, m = 95, the package's train_reasoner (FlatAdam). Usage: [PRETRAIN=steps] pilot_sd_lr.py LR METHOD SEED... (PRETRAIN: the slot
+autoencoder's pretraining steps, QUICK's by default; the pretraining pilot of 2026-12-06 ran PRETRAIN=400 and 800)
 Prints the training and held-out accuracy per seed, then the stalls (training accuracy below 0.6) and the mean."""
 import os
 import sys
