@@ -219,6 +219,7 @@ def test_drop_precision_by_hand():
     ("SMOKE", ["tu_path=/nonexistent"], "tu_path=/nonexistent, tu_name=MUTAG: .*missing .*MUTAG_A.txt"),
     ("SMOKE", ["tu_name="], "tu_name"),
     ("SMOKE", ["sbm_signal=1.5"], "sbm_signal"), ("SMOKE", ["folds=2"], "folds"), ("SMOKE", ["tu_epochs=0"], "tu_epochs"),
+    ("SMOKE", ["restarts=3", "drop_restarts=2"], "drop_restarts=2 < restarts=3"), ("SMOKE", ["drop_restarts=0"], "drop_restarts"),
 ])
 def test_config_rules(preset, overrides, field):
     from icml24.core.testing import check_config_rule
@@ -484,3 +485,26 @@ def test_feature_masking_draws_the_padded_computations_gumbel_noise():
     F.gumbel_softmax(aug.add(aug.pair_features(pre.U, g.X, cg, top.indices[ok] // n, top.indices[ok] % n)), tau=1.0)
     expected = _padded_masking(aug, g, pre, lambda logits: F.gumbel_softmax(logits, tau=1.0)[..., 1])
     assert torch.allclose(X1, expected, atol=1e-6)
+
+
+def test_extra_drop_restarts_train_only_the_augmenters_for_c2(monkeypatch):
+    """drop_restarts > restarts adds cigcl and learned encoders on the SBM graphs: only C2's drop precisions
+    change, every other metric (the first ``restarts`` encoders', the probes', MUTAG's) stays bit for bit, and
+    the extra encoders get no probe."""
+    from icml24.papers.ci_gcl import config as cf
+    from icml24.papers.ci_gcl import experiment
+
+    calls = []
+    train = experiment.train
+    monkeypatch.setattr(experiment, "train", lambda method, graphs, *a: calls.append(
+        (graphs.A.shape[0], method)) or train(method, graphs, *a))
+    base = replace(cf.SMOKE, restarts=1, drop_restarts=1)
+    one = experiment.run(base, 0).metrics
+    sbm = [c for c in calls if c[0] == base.sbm_graphs]
+    calls.clear()
+    three = experiment.run(replace(base, drop_restarts=3), 0).metrics
+    extra = [c for c in calls if c[0] == base.sbm_graphs]
+    assert sorted(extra) == sorted(sbm + [(base.sbm_graphs, m) for m in ("cigcl", "learned") for _ in range(2)])
+    assert one.keys() == three.keys()
+    changed = {k for k in one if one[k] != three[k]}
+    assert changed == {"sbm_drop_precision_cigcl", "sbm_drop_precision_learned"}

@@ -43,6 +43,11 @@ class Config:
     restarts: int = knob(2, "encoders trained per method and task (independent across restarts; the r-th run of "
                             "every method shares its initial weights and random draws: paired), every metric their "
                             "mean: one encoder's training noise is most of a seed's spread", ge=1)
+    drop_restarts: int = knob(2, "encoders of the two learned augmenters (cigcl, learned) on the SBM graphs, whose "
+                                 "drop precision C2 reads (their mean): the first `restarts` are the task's own, the "
+                                 "rest train those two methods only, without a probe (C2's spread is between "
+                                 "encoders, not seeds: wip/ci_gcl/pilot_c2a_restarts.py); at least `restarts`",
+                              ge=1)
     # evaluation
     folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
                           "training folds", ge=3)
@@ -63,10 +68,10 @@ class Config:
 
 
 SMOKE = Config(sbm_graphs=40, hidden=8, aug_hidden=8, epochs=1, tu_epochs=1, batch=16, folds=5, premise_graphs=3,
-               cv_repeats=1, noise_draws=1, restarts=1)
-QUICK = Config(sbm_graphs=400)
+               cv_repeats=1, noise_draws=1, restarts=1, drop_restarts=1)
+QUICK = Config(sbm_graphs=400, drop_restarts=4)
 FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000,
-              noise_draws=8)
+              noise_draws=8, drop_restarts=4)
 SEEDS = {"smoke": (0,), "quick": tuple(range(16)), "full": tuple(range(16))}
 
 
@@ -85,5 +90,8 @@ def validate(config: Config) -> None:
         if len(sizes) < 2 or sizes[0] < 3:    # stratified folds: a class of 3 always has a graph in every training fold
             raise UserError(f"tu_path={config.tu_path}, tu_name={config.tu_name}: the probe's cross-validation needs "
                             f"2 or more classes of 3 or more graphs each; the graphs per class are {sizes}")
+    if config.drop_restarts < config.restarts:
+        raise UserError(f"drop_restarts={config.drop_restarts} < restarts={config.restarts}: C2 reads every encoder "
+                        f"of the SBM task, so drop_restarts counts the task's own restarts too")
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")
