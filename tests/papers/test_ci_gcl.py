@@ -487,24 +487,32 @@ def test_feature_masking_draws_the_padded_computations_gumbel_noise():
     assert torch.allclose(X1, expected, atol=1e-6)
 
 
-def test_extra_drop_restarts_train_only_the_augmenters_for_c2(monkeypatch):
-    """drop_restarts > restarts adds cigcl and learned encoders on the SBM graphs: only C2's drop precisions
-    change, every other metric (the first ``restarts`` encoders', the probes', MUTAG's) stays bit for bit, and
-    the extra encoders get no probe."""
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_extra_drop_restarts_train_only_the_augmenters_for_c2(monkeypatch, seed):
+    """drop_restarts > restarts adds cigcl and learned encoders on the SBM graphs, paired (the r-th of each from
+    the same initial seed): only C2's drop precisions change, every other metric (the first ``restarts``
+    encoders', the probes', the graphs' inter-community share, MUTAG's) stays bit for bit, and the extra
+    encoders get no probe."""
     from icml24.papers.ci_gcl import config as cf
     from icml24.papers.ci_gcl import experiment
 
     calls = []
-    train = experiment.train
+    train, probe = experiment.train, experiment.probe
     monkeypatch.setattr(experiment, "train", lambda method, graphs, *a: calls.append(
-        (graphs.A.shape[0], method)) or train(method, graphs, *a))
+        (graphs.A.shape[0], method, torch.initial_seed())) or train(method, graphs, *a))
+    probes = []
+    monkeypatch.setattr(experiment, "probe", lambda emb, *a: probes.append(len(emb)) or probe(emb, *a))
     base = replace(cf.SMOKE, restarts=1, drop_restarts=1)
-    one = experiment.run(base, 0).metrics
-    sbm = [c for c in calls if c[0] == base.sbm_graphs]
+    one = experiment.run(base, seed).metrics
+    sbm, n_probes = [c[:2] for c in calls if c[0] == base.sbm_graphs], probes.count(base.sbm_graphs)
     calls.clear()
-    three = experiment.run(replace(base, drop_restarts=3), 0).metrics
+    probes.clear()
+    three = experiment.run(replace(base, drop_restarts=3), seed).metrics
     extra = [c for c in calls if c[0] == base.sbm_graphs]
-    assert sorted(extra) == sorted(sbm + [(base.sbm_graphs, m) for m in ("cigcl", "learned") for _ in range(2)])
+    assert sorted(c[:2] for c in extra) == sorted(sbm + [(base.sbm_graphs, m) for m in ("cigcl", "learned")] * 2)
+    assert [c[2] for c in extra if c[1] == "cigcl"] == [c[2] for c in extra if c[1] == "learned"]   # paired
+    assert len({c[2] for c in extra if c[1] == "cigcl"}) == 3                                     # independent
+    assert probes.count(base.sbm_graphs) == n_probes                                               # no probe
     assert one.keys() == three.keys()
     changed = {k for k in one if one[k] != three[k]}
     assert changed == {"sbm_drop_precision_cigcl", "sbm_drop_precision_learned"}

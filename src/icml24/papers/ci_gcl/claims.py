@@ -14,6 +14,8 @@ weakly), C3a +0.0092 (0.0116), C3c +0.0100 (0.0232). Expected power at 12 seeds:
 inconclusive, which is what this scale can say. A second pilot (seeds 200-219) found one encoder's training
 noise to be most of a seed's spread; QUICK now averages 2 encoders per method (seeds 210-219 with that design:
 C3a +0.0100 (0.0108), C3c +0.0007 (0.0082), C2a -0.034 (0.095), C2b +0.087 (0.143)). The bands are unchanged.
+Since 2026-12-06 C2a and C2b read 4 encoders of cigcl and learned on the SBM graphs (`drop_restarts`: the spread
+of C2a is between encoders, wip/ci_gcl/pilot_c2a_restarts.py).
 """
 
 from __future__ import annotations

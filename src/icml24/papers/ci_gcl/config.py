@@ -92,6 +92,7 @@ def validate(config: Config) -> None:
                             f"2 or more classes of 3 or more graphs each; the graphs per class are {sizes}")
     if config.drop_restarts < config.restarts:
         raise UserError(f"drop_restarts={config.drop_restarts} < restarts={config.restarts}: C2 reads every encoder "
-                        f"of the SBM task, so drop_restarts counts the task's own restarts too")
+                        f"of the SBM task, so drop_restarts counts the task's own restarts too: set drop_restarts >= "
+                        f"restarts")
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")

@@ -252,7 +252,9 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
     official robustness check: the probe refitted on the embeddings of a noisy copy of the data set, where
     ``noise`` / 2 of every graph's edges are removed and as many non-edges added; the mean over
     ``noise_draws`` copies, the same for every method; not on the SBM graphs); the drop precision of the learned
-    augmenters (planted communities on SBM graphs, spectral bisection elsewhere); (SBM) the spectral ceiling."""
+    augmenters (planted communities on SBM graphs, spectral bisection elsewhere; on the SBM graphs from
+    ``drop_restarts`` encoders of cigcl and learned, the ones past ``restarts`` trained for it alone, unprobed);
+    (SBM) the spectral ceiling."""
     rng = streams.rng(seed, name, "folds_and_noise")
     featureless = data.featureless(graphs)
     graphs = data.scale_features(graphs)
@@ -278,7 +280,8 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
             if trained.augmenter is not None:
                 prec, base = drop_precision(trained.augmenter, graphs, pre, config.drop_top, community)
                 runs.setdefault(f"{name}_drop_precision_{method}", []).append(prec)
-                runs.setdefault(f"{name}_inter_share", []).append(base)
+                if r < config.restarts:                   # a property of the graphs: as many copies as before
+                    runs.setdefault(f"{name}_inter_share", []).append(base)
             if r >= config.restarts:                      # an encoder for C2 only: no probe
                 continue
             acc = probe(_embed(trained.encoder, graphs), graphs.y, fold)
