@@ -10,7 +10,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "data": ["Graphs", "sbm_dataset", "solubility_dataset", "tu_dataset", "tu_pyg", "mutag_dataset", "edge_noise",
              "to_pyg", "from_pyg", "sparse_edges", "scale_features"],
     "model": ["GIN", "Augmenter", "Views", "info_nce", "Precomputed", "precompute", "graphcl_views", "CIGCLLoss",
-              "cigcl_loss"],
+              "cigcl_loss", "ChunkedMLP"],
     "config": ["Config", "SMOKE", "QUICK", "FULL"],
     "experiment": ["run", "figures", "METHODS", "Premise", "premise", "train", "probe", "drop_precision", "folds",
                    "fiedler_split", "spectral_features"],

@@ -43,11 +43,11 @@ class Config:
     restarts: int = knob(2, "encoders trained per method and task (independent across restarts; the r-th run of "
                             "every method shares its initial weights and random draws: paired), every metric their "
                             "mean: one encoder's training noise is most of a seed's spread", ge=1)
-    drop_restarts: int = knob(2, "encoders of the two learned augmenters (cigcl, learned) on the SBM graphs, whose "
-                                 "drop precision C2 reads (their mean): the first `restarts` are the task's own, the "
-                                 "rest train those two methods only, without a probe (C2's spread is between "
-                                 "encoders, not seeds: wip/ci_gcl/pilot_c2a_restarts.py); at least `restarts`",
-                              ge=1)
+    drop_restarts: int = knob(2, "encoders of CI-GCL on the SBM graphs, whose drop precision C2a reads (their mean): "
+                                 "the first `restarts` are the task's own (C2b compares them with the no-spectra "
+                                 "augmenters' `restarts`, paired), the rest train CI-GCL only, without a probe (C2a's "
+                                 "spread is between encoders, not seeds: wip/ci_gcl/pilot_c2a_restarts.py); at least "
+                                 "`restarts`", ge=1)
     # evaluation
     folds: int = knob(10, "cross-validation folds of the probe (the paper's 10); C is chosen on one fold of the "
                           "training folds", ge=3)
@@ -60,6 +60,9 @@ class Config:
     noise_draws: int = knob(6, "independent noisy copies of the data set, noisy accuracies averaged (3 until "
                                "2026-12-06: the probe's partitions and copies were 80% of C3c's seed-to-seed variance)",
                             ge=1)
+    noise_every_method: bool = knob(False, "probe every method under edge noise; off: CI-GCL and GraphCL only, the "
+                                           "two C3c compares (the other two methods' noisy probes were 2.9 of a "
+                                           "QUICK seed's 40 s)")
     drop_top: float = knob(0.2, "C2: the fraction of each graph's edges with the highest drop probability", gt=0,
                            le=1)
     premise_graphs: int = knob(500, "C1: SBM graphs on which single-edge removals are compared (50 gave verdicts "
@@ -71,7 +74,7 @@ SMOKE = Config(sbm_graphs=40, hidden=8, aug_hidden=8, epochs=1, tu_epochs=1, bat
                cv_repeats=1, noise_draws=1, restarts=1, drop_restarts=1)
 QUICK = Config(sbm_graphs=400, drop_restarts=4)
 FULL = Config(sbm_graphs=2000, molecules=True, hidden=256, epochs=200, tu_epochs=200, batch=512, premise_graphs=2000,
-              noise_draws=8, drop_restarts=4)
+              noise_draws=8, drop_restarts=4, noise_every_method=True)
 SEEDS = {"smoke": (0,), "quick": tuple(range(16)), "full": tuple(range(16))}
 
 
@@ -91,8 +94,8 @@ def validate(config: Config) -> None:
             raise UserError(f"tu_path={config.tu_path}, tu_name={config.tu_name}: the probe's cross-validation needs "
                             f"2 or more classes of 3 or more graphs each; the graphs per class are {sizes}")
     if config.drop_restarts < config.restarts:
-        raise UserError(f"drop_restarts={config.drop_restarts} < restarts={config.restarts}: C2 reads every encoder "
-                        f"of the SBM task, so drop_restarts counts the task's own restarts too: set drop_restarts >= "
-                        f"restarts")
+        raise UserError(f"drop_restarts={config.drop_restarts} < restarts={config.restarts}: C2a reads every "
+                        f"CI-GCL encoder of the SBM task, so drop_restarts counts the task's own restarts too: set "
+                        f"drop_restarts >= restarts")
     if config.k + 1 >= config.sbm_min_nodes:
         raise UserError(f"k={config.k}: needs k + 1 < sbm_min_nodes={config.sbm_min_nodes} (k non-trivial eigenvalues)")

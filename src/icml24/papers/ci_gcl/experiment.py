@@ -20,11 +20,13 @@ Per seed:
    the test folds. Robustness
    (the official robustness check): the same, with the probe fitted and tested on the embeddings of a
    copy of the data set with random edge noise (``noise`` / 2 of the edges removed, as many added), the
-   mean over ``noise_draws`` copies (on the real data sets, not on the SBM graphs);
+   mean over ``noise_draws`` copies (on the real data sets, not on the SBM graphs; of cigcl and graphcl,
+   the two C3c compares, unless ``noise_every_method``);
 3. the drop probabilities of the trained augmenters: the inter-community share of each graph's top
    ``drop_top`` edges against the graph's share of inter-community edges (C2 on the planted SBM
-   communities, the mean over ``drop_restarts`` encoders of cigcl and learned, of which the first ``restarts``
-   are the task's and the others are trained for C2 alone; on MUTAG the two sides of a spectral bisection,
+   communities: for C2a the mean over ``drop_restarts`` encoders of cigcl, of which the first ``restarts``
+   are the task's and the others are trained for C2a alone; for C2b the first ``restarts`` of cigcl against
+   the ``restarts`` of learned, paired; on MUTAG the two sides of a spectral bisection,
    reported); (SBM) the ceiling: the same
    probe on the 8 lowest Laplacian eigenvalues of each graph (what the class is made of).
 
@@ -62,8 +64,8 @@ __all__ = ["Config", "SMOKE", "QUICK", "FULL", "SEEDS", "validate", "run", "figu
            "train", "probe", "drop_precision", "DropShare", "folds", "fiedler_split", "spectral_features"]
 
 METHODS = ("cigcl", "learned", "graphcl", "untrained")
-AUGMENTED = ("cigcl", "learned")
-"""The methods with learned augmenters (whose drop probabilities C2 reads)."""
+C3C = ("cigcl", "graphcl")
+"""The methods whose robustness C3c compares (probed under edge noise without ``noise_every_method``)."""
 C_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3)          # the official code's SVM grid
 
 
@@ -174,19 +176,28 @@ def _score(K: np.ndarray, y: np.ndarray, fit: np.ndarray, test: np.ndarray, C: f
     """Test accuracy of ``SVC(C=C, kernel="precomputed")`` fitted on the rows ``fit`` of the Gram matrix ``K``
     and tested on the rows ``test``: scikit-learn's own libsvm calls with SVC's defaults, without its input
     validation (4 of every 5 seconds of the probe; the same numbers bit for bit, tests/papers/test_ci_gcl.py)."""
+    return _scores(K, y, fit, test, (C,))[0]
+
+
+def _scores(K: np.ndarray, y: np.ndarray, fit: np.ndarray, test: np.ndarray, Cs: tuple[float, ...]) -> list[float]:
+    """:func:`_score` for every C of ``Cs``, the Gram matrix's blocks taken once."""
     classes, code = np.unique(y[fit], return_inverse=True)
     if len(classes) < 2:
         raise ValueError(f"a training fold with one class ({classes.tolist()}): the probe needs two")   # as SVC
+    K_fit = np.ascontiguousarray(K[np.ix_(fit, fit)])                                   # (fit, fit)
+    K_test = np.ascontiguousarray(K[np.ix_(test, fit)])                                 # (test, fit)
+    target = code.astype(np.float64)
     libsvm.set_verbosity_wrap(0)                            # as SVC(verbose=False) does before every fit
-    model = libsvm.fit(np.ascontiguousarray(K[np.ix_(fit, fit)]), code.astype(np.float64), svm_type=0,
-                       sample_weight=np.empty(0), class_weight=np.ones(len(classes)), kernel="precomputed", C=C,
-                       nu=0.5, probability=False, degree=3, shrinking=True, tol=1e-3, cache_size=200.0, coef0=0.0,
-                       gamma=0.0, epsilon=0.0, max_iter=-1, random_seed=0)
-    support, sv, n_support, dual_coef, intercept, prob_a, prob_b = model[:7]
-    pred = libsvm.predict(np.ascontiguousarray(K[np.ix_(test, fit)]), support, sv, n_support, dual_coef, intercept,
-                          prob_a, prob_b, svm_type=0, kernel="precomputed", degree=3, coef0=0.0, gamma=0.0,
-                          cache_size=200.0)
-    return float(np.mean(classes[pred.astype(np.intp)] == y[test]))
+    accs = []
+    for C in Cs:
+        model = libsvm.fit(K_fit, target, svm_type=0, sample_weight=np.empty(0), class_weight=np.ones(len(classes)),
+                           kernel="precomputed", C=C, nu=0.5, probability=False, degree=3, shrinking=True, tol=1e-3,
+                           cache_size=200.0, coef0=0.0, gamma=0.0, epsilon=0.0, max_iter=-1, random_seed=0)
+        support, sv, n_support, dual_coef, intercept, prob_a, prob_b = model[:7]
+        pred = libsvm.predict(K_test, support, sv, n_support, dual_coef, intercept, prob_a, prob_b, svm_type=0,
+                              kernel="precomputed", degree=3, coef0=0.0, gamma=0.0, cache_size=200.0)
+        accs.append(float(np.mean(classes[pred.astype(np.intp)] == y[test])))
+    return accs
 
 
 def probe(emb: np.ndarray, y: np.ndarray, fold: np.ndarray) -> float:
@@ -201,7 +212,7 @@ def probe(emb: np.ndarray, y: np.ndarray, fold: np.ndarray) -> float:
         for f in range(k):
             test, val = part == f, part == (f + 1) % k
             fit = ~test & ~val
-            val_acc = [_score(K, y, fit, val, C) for C in C_GRID]
+            val_acc = _scores(K, y, fit, val, C_GRID)
             best = C_GRID[int(np.argmax(val_acc))]                       # the first of equal validation scores
             accs.append(_score(K, y, ~test, test, best))
     return float(np.mean(accs))
@@ -251,9 +262,10 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
     """Every method on one data set: cross-validated probe accuracies, clean and under edge noise (the
     official robustness check: the probe refitted on the embeddings of a noisy copy of the data set, where
     ``noise`` / 2 of every graph's edges are removed and as many non-edges added; the mean over
-    ``noise_draws`` copies, the same for every method; not on the SBM graphs); the drop precision of the learned
+    ``noise_draws`` copies, the same for every method probed: cigcl and graphcl, or all with
+    ``noise_every_method``; not on the SBM graphs); the drop precision of the learned
     augmenters (planted communities on SBM graphs, spectral bisection elsewhere; on the SBM graphs from
-    ``drop_restarts`` encoders of cigcl and learned, the ones past ``restarts`` trained for it alone, unprobed);
+    ``drop_restarts`` encoders of cigcl, the ones past ``restarts`` trained for it alone, unprobed);
     (SBM) the spectral ceiling."""
     rng = streams.rng(seed, name, "folds_and_noise")
     featureless = data.featureless(graphs)
@@ -268,8 +280,8 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
     run_config = replace(config, epochs=epochs)
     runs: dict[str, list[float]] = {}
     for method in METHODS:
-        # the learned augmenters on the SBM graphs train drop_restarts encoders, for C2's drop precision
-        restarts = config.drop_restarts if name == "sbm" and method in AUGMENTED else config.restarts
+        # CI-GCL on the SBM graphs trains drop_restarts encoders, for C2a's drop precision
+        restarts = config.drop_restarts if name == "sbm" and method == "cigcl" else config.restarts
         for r in range(restarts):                         # independent encoders; every metric is their mean
             # paired across methods: the r-th run of every method starts from the same weights (the encoder's,
             # and the augmenters' of cigcl and learned) and draws from the same streams (views and batches from
@@ -282,11 +294,13 @@ def task(name: str, graphs: data.Graphs, config: Config, epochs: int, seed: int)
                 runs.setdefault(f"{name}_drop_precision_{method}", []).append(prec)
                 if r < config.restarts:                   # a property of the graphs: as many copies as before
                     runs.setdefault(f"{name}_inter_share", []).append(base)
-            if r >= config.restarts:                      # an encoder for C2 only: no probe
+                    if name == "sbm" and method == "cigcl":   # the ones paired with the no-spectra ones (C2b)
+                        runs.setdefault(f"{name}_drop_precision_{method}_paired", []).append(prec)
+            if r >= config.restarts:                      # an encoder for C2a only: no probe
                 continue
             acc = probe(_embed(trained.encoder, graphs), graphs.y, fold)
             runs.setdefault(f"{name}_acc_{method}", []).append(acc)
-            if noisy:
+            if noisy and (config.noise_every_method or method in C3C):
                 acc_noisy = float(np.mean([probe(_embed(trained.encoder, g), graphs.y, fold) for g in noisy]))
                 runs.setdefault(f"{name}_noisy_acc_{method}", []).append(acc_noisy)
                 runs.setdefault(f"{name}_noise_drop_{method}", []).append(acc - acc_noisy)
@@ -330,7 +344,8 @@ def figures(result: RunResult) -> dict:
         x = np.arange(len(METHODS))
         keys = [(f"{t}_acc", "clean"), (f"{t}_noisy_acc", "edge noise")]
         for off, (key, label) in enumerate(k for k in keys if f"{k[0]}_cigcl" in result.metric_names()):
-            acc = np.array([result.metric(f"{key}_{m}") for m in METHODS])           # (methods, seeds)
+            acc = np.array([result.metric(f"{key}_{m}") if f"{key}_{m}" in result.metric_names()    # (methods,
+                            else np.full(len(result.seeds), np.nan) for m in METHODS])            # seeds); NaN: not probed
             ax.bar(x + 0.38 * off, acc.mean(1), 0.36, yerr=acc.std(1), label=label, capsize=2)
         if t == "sbm":
             ax.axhline(result.metric("sbm_acc_spectral").mean(), color="k", ls="--", lw=1,

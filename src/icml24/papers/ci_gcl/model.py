@@ -33,7 +33,7 @@ from torch import nn
 
 from icml24.papers.ci_gcl import spectral
 
-__all__ = ["GIN", "Augmenter", "Views", "RandomViews", "LossWeights", "info_nce", "Precomputed", "precompute",
+__all__ = ["GIN", "Augmenter", "ChunkedMLP", "Views", "RandomViews", "LossWeights", "info_nce", "Precomputed", "precompute",
            "graphcl_views", "CIGCLLoss", "cigcl_loss"]
 
 
@@ -100,13 +100,67 @@ def precompute(A: torch.Tensor, X: torch.Tensor, mask: torch.Tensor, k: int, fea
     return Precomputed(c, lam, U, u[:, :, :kk], vh[:, :kk, :].transpose(1, 2), s[:, :kk])
 
 
-def _mlp(n_in: int, hidden: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+class _ChunkedMLPFunction(torch.autograd.Function):
+    """y = W2 ReLU(W1 x + b1) + b2 on rows x (N, d), ``chunk`` rows at a time, forward and backward; backward
+    recomputes each chunk's hidden activations instead of storing all (N, hidden) of them."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor, b2: torch.Tensor,
+                chunk: int) -> torch.Tensor:
+        out = x.new_empty(x.shape[0], w2.shape[0])                                   # (N, out)
+        for s in range(0, x.shape[0], chunk):
+            h = torch.addmm(b1, x[s:s + chunk], w1.T).relu_()                        # (chunk, hidden)
+            torch.addmm(b2, h, w2.T, out=out[s:s + chunk])
+        ctx.save_for_backward(x, w1, b1, w2)
+        ctx.chunk = chunk
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        x, w1, b1, w2 = ctx.saved_tensors
+        gx = torch.empty_like(x) if ctx.needs_input_grad[0] else None
+        gw1_t, gb1, gw2 = x.new_zeros(w1.shape[1], w1.shape[0]), torch.zeros_like(b1), torch.zeros_like(w2)
+        for s in range(0, x.shape[0], ctx.chunk):
+            xc, gc = x[s:s + ctx.chunk], grad[s:s + ctx.chunk]                       # (chunk, d), (chunk, out)
+            h = torch.addmm(b1, xc, w1.T).relu_()                                    # recomputed (chunk, hidden)
+            gw2.addmm_(gc.T, h)
+            gh = torch.ops.aten.threshold_backward(gc @ w2, h, 0.0)                  # through the ReLU
+            gw1_t.addmm_(xc.T, gh)                # (d, hidden): MKL's fast layout for a long inner dimension
+            gb1 += gh.sum(0)
+            if gx is not None:
+                torch.mm(gh, w1, out=gx[s:s + ctx.chunk])
+        return gx, gw1_t.T, gb1, gw2, grad.sum(0), None
+
+
+class ChunkedMLP(nn.Sequential):
+    """The augmenters' MLP, Linear-ReLU-Linear (two logits), applied to its input's rows ``chunk`` at a time:
+    the same function as ``nn.Sequential``'s forward, with a (chunk, hidden) activation that stays in cache
+    where the whole (rows, hidden) one (15,000 x 128 per batch for the feature masking) goes through
+    memory at every step (benchmarks/bench_ci_gcl_gin.py). Gradients equal the unchunked ones up to float
+    summation order (tests/papers/test_ci_gcl.py)."""
+
+    def __init__(self, n_in: int, hidden: int, n_out: int = 2, chunk: int = 2048):
+        super().__init__(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
+        self.chunk = chunk
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        first, _, last = self
+        rows = x.reshape(-1, x.shape[-1])                                            # (N, n_in)
+        out = _ChunkedMLPFunction.apply(rows, first.weight, first.bias, last.weight, last.bias, self.chunk)
+        return out.reshape(*x.shape[:-1], out.shape[-1])
+
+
+def _mlp(n_in: int, hidden: int) -> ChunkedMLP:
+    return ChunkedMLP(n_in, hidden)
 
 
 def _gumbel_prob(logits: torch.Tensor, tau: float = 1.0) -> torch.Tensor:
-    """Probability of class 1 under a soft Gumbel-softmax sample (in (0, 1))."""
-    return F.gumbel_softmax(logits, tau=tau, hard=False)[..., 1]
+    """Probability of class 1 under a soft Gumbel-softmax sample (in (0, 1)): ``F.gumbel_softmax(logits, tau,
+    hard=False)[..., 1]`` with its draws, as the sigmoid of the two perturbed logits' difference (a softmax over
+    two classes, without its (..., 2) output and backward)."""
+    y = (logits - torch.empty_like(logits).exponential_().log()) / tau      # (..., 2) logits + Gumbel(0, 1) noise
+    return torch.sigmoid(y[..., 1] - y[..., 0])
 
 
 class Views(NamedTuple):
