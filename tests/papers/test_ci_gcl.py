@@ -172,7 +172,7 @@ def test_score_equals_scikit_learns_svc_bit_for_bit():
     # _score calls SVC's libsvm directly (no input validation): the same accuracy for every C, 2 and 3 classes
     from sklearn.svm import SVC
 
-    from icml24.papers.ci_gcl.experiment import C_GRID, _score, rbf_gram
+    from icml24.papers.ci_gcl.experiment import C_GRID, _score, _scores, rbf_gram
 
     rng = np.random.default_rng(5)
     accs = set()
@@ -186,6 +186,8 @@ def test_score_equals_scikit_learns_svc_bit_for_bit():
                 acc = _score(K, y, fit, rows, C)
                 assert acc == svc.score(K[np.ix_(rows, fit)], y[rows])
                 accs.add(acc)
+        for rows in (test, fit):                            # every C on the blocks taken once: the same numbers
+            assert _scores(K, y, fit, rows, C_GRID) == [_score(K, y, fit, rows, C) for C in C_GRID]
     assert len(accs) > 10                                   # the cases differ: a wrong solver argument would show
     with pytest.raises(ValueError, match="one class"):      # as SVC refuses a training fold of one class
         _score(K, np.zeros(200, dtype=int), fit, test, 1.0)
@@ -518,6 +520,34 @@ def test_extra_drop_restarts_train_only_cigcl_for_c2a(monkeypatch, seed):
     changed = {k for k in one if one[k] != three[k]}
     assert changed == {"sbm_drop_precision_cigcl"}
     assert one["sbm_drop_precision_cigcl_paired"] == one["sbm_drop_precision_cigcl"]            # 1 of 1: the same
+
+
+def test_c2b_pairs_the_first_restarts_and_noise_every_method_probes_all(monkeypatch):
+    """QUICK's shape at SMOKE's size: 2 restarts, 3 CI-GCL encoders on the SBM graphs: the no-spectra augmenters
+    train the first 2 CI-GCL encoders' initial seeds, and C2b's paired precision is the mean over those 2 only;
+    the noisy probes cover CI-GCL and GraphCL, and every method with ``noise_every_method``."""
+    from icml24.papers.ci_gcl import config as cf
+    from icml24.papers.ci_gcl import experiment
+
+    calls, precisions = [], []
+    train, drop_precision = experiment.train, experiment.drop_precision
+    monkeypatch.setattr(experiment, "train", lambda method, graphs, *a: calls.append(
+        (graphs.A.shape[0], method, torch.initial_seed())) or train(method, graphs, *a))
+    monkeypatch.setattr(experiment, "drop_precision", lambda aug, graphs, *a: precisions.append(
+        (len(graphs.y), drop_precision(aug, graphs, *a).top)) or drop_precision(aug, graphs, *a))
+    base = replace(cf.SMOKE, restarts=2, drop_restarts=3)
+    m = experiment.run(base, 0).metrics
+    sbm = [c for c in calls if c[0] == base.sbm_graphs]
+    cigcl = [c[2] for c in sbm if c[1] == "cigcl"]
+    assert len(set(cigcl)) == 3 and [c[2] for c in sbm if c[1] == "learned"] == cigcl[:2]
+    tops = [p for n, p in precisions if n == base.sbm_graphs][:3]                  # CI-GCL's 3, in training order
+    assert m["sbm_drop_precision_cigcl"] == pytest.approx(np.mean(tops), abs=1e-12)
+    assert m["sbm_drop_precision_cigcl_paired"] == pytest.approx(np.mean(tops[:2]), abs=1e-12)
+    noisy = {k for k in m if k.startswith("mutag_noisy_acc_")}
+    assert noisy == {"mutag_noisy_acc_cigcl", "mutag_noisy_acc_graphcl"}
+    every = experiment.run(replace(cf.SMOKE, noise_every_method=True), 0).metrics
+    assert {k for k in every if k.startswith("mutag_noisy_acc_")} == {f"mutag_noisy_acc_{x}" for x in
+                                                                       experiment.METHODS}
 
 
 @pytest.mark.parametrize("rows", [0, 1, 7, 64])

@@ -61,8 +61,8 @@ class Config:
                                "2026-12-06: the probe's partitions and copies were 80% of C3c's seed-to-seed variance)",
                             ge=1)
     noise_every_method: bool = knob(False, "probe every method under edge noise; off: CI-GCL and GraphCL only, the "
-                                           "two C3c compares (the other two methods' noisy probes were 2.9 of a "
-                                           "QUICK seed's 40 s)")
+                                           "two C3c compares (the other two methods' noisy probes were 2.9 s of "
+                                           "a QUICK seed's 40 s)")
     drop_top: float = knob(0.2, "C2: the fraction of each graph's edges with the highest drop probability", gt=0,
                            le=1)
     premise_graphs: int = knob(500, "C1: SBM graphs on which single-edge removals are compared (50 gave verdicts "

@@ -151,15 +151,12 @@ class ChunkedMLP(nn.Sequential):
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
 
-def _mlp(n_in: int, hidden: int) -> ChunkedMLP:
-    return ChunkedMLP(n_in, hidden)
-
-
 def _gumbel_prob(logits: torch.Tensor, tau: float = 1.0) -> torch.Tensor:
     """Probability of class 1 under a soft Gumbel-softmax sample (in (0, 1)): ``F.gumbel_softmax(logits, tau,
     hard=False)[..., 1]`` with its draws, as the sigmoid of the two perturbed logits' difference (a softmax over
     two classes, without its (..., 2) output and backward)."""
-    y = (logits - torch.empty_like(logits).exponential_().log()) / tau      # (..., 2) logits + Gumbel(0, 1) noise
+    noise = -torch.empty_like(logits, memory_format=torch.legacy_contiguous_format).exponential_().log()
+    y = (logits + noise) / tau                                               # (..., 2) logits + Gumbel(0, 1) noise
     return torch.sigmoid(y[..., 1] - y[..., 0])
 
 
@@ -180,9 +177,9 @@ class Augmenter(nn.Module):
     def __init__(self, k: int, feat_dim: int, hidden: int, add_candidates: int = 20, add_frac: float = 0.1,
                  mask_frac: float = 0.1):
         super().__init__()
-        self.drop = _mlp(k + 2 * feat_dim, hidden)
-        self.add = _mlp(k + 2 * feat_dim, hidden)
-        self.mask_net = _mlp(k, hidden)
+        self.drop = ChunkedMLP(k + 2 * feat_dim, hidden)
+        self.add = ChunkedMLP(k + 2 * feat_dim, hidden)
+        self.mask_net = ChunkedMLP(k, hidden)
         self.add_candidates, self.add_frac, self.mask_frac = add_candidates, add_frac, mask_frac
 
     @staticmethod
