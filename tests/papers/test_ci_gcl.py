@@ -533,8 +533,12 @@ def test_c2b_pairs_the_first_restarts_and_noise_every_method_probes_all(monkeypa
     train, drop_precision = experiment.train, experiment.drop_precision
     monkeypatch.setattr(experiment, "train", lambda method, graphs, *a: calls.append(
         (graphs.A.shape[0], method, torch.initial_seed())) or train(method, graphs, *a))
-    monkeypatch.setattr(experiment, "drop_precision", lambda aug, graphs, *a: precisions.append(
-        (len(graphs.y), drop_precision(aug, graphs, *a).top)) or drop_precision(aug, graphs, *a))
+    def recorded(aug, graphs, *a):
+        share = drop_precision(aug, graphs, *a)
+        precisions.append((len(graphs.y), share.top))
+        return share
+
+    monkeypatch.setattr(experiment, "drop_precision", recorded)
     base = replace(cf.SMOKE, restarts=2, drop_restarts=3)
     m = experiment.run(base, 0).metrics
     sbm = [c for c in calls if c[0] == base.sbm_graphs]
@@ -567,8 +571,8 @@ def test_chunked_mlp_equals_the_sequential_mlp_and_its_gradients(rows):
     assert all(torch.allclose(g, r, atol=1e-12) for g, r in zip(grads, refs))
     if rows:
         params = [p.detach().requires_grad_() for p in mlp.parameters()]
-        fn = lambda x, w1, b1, w2, b2: model._ChunkedMLPFunction.apply(x, w1, b1, w2, b2, 5)  # noqa: E731
-        assert torch.autograd.gradcheck(fn, (x.detach().reshape(-1, 4).requires_grad_(), *params))
+        assert torch.autograd.gradcheck(lambda *args: model._ChunkedMLPFunction.apply(*args, 5),
+                                        (x.detach().reshape(-1, 4).requires_grad_(), *params))
 
 
 def test_gumbel_prob_is_gumbel_softmax_with_its_draws():
